@@ -1,0 +1,9 @@
+"""rtcompiler: response templates compiled to standalone, linear-time Python parsers.
+
+The pipeline, one package per stage:
+
+- ``rtcompiler.dialect``  -- the delimiter regex dialect: syntax tree and parser.
+- ``rtcompiler.automata`` -- Thompson NFA, leftmost-first DFA, search and streaming.
+"""
+
+__version__ = "0.1.0"
