@@ -20,7 +20,15 @@ from ..dialect.charsets import CharSet, partition
 
 @dataclass(frozen=True)
 class Alphabet:
-    starts: tuple[int, ...]  # class k covers [starts[k], starts[k+1])
+    """Intervals of code points, each mapped to a class.
+
+    The intervals come from cutting the code space at every range boundary of
+    every set; intervals that belong to exactly the same sets share one class,
+    so ``\\w``'s hundreds of ranges still give a handful of classes.
+    """
+
+    starts: tuple[int, ...]  # interval k covers [starts[k], starts[k+1])
+    interval_class: tuple[int, ...]  # the class of each interval
     accepts: tuple[frozenset[int], ...]  # per character set: the classes inside it
     is_word: tuple[bool, ...]  # per class: whether it lies in \w (False if unused)
 
@@ -29,39 +37,53 @@ class Alphabet:
         all_sets = list(charsets) + ([word] if word is not None else [])
         starts = tuple(partition(all_sets))
 
-        def classes(chars: CharSet) -> frozenset[int]:
+        def intervals(chars: CharSet) -> set[int]:
             out: set[int] = set()
             for lo, hi in chars.ranges:
                 first = bisect.bisect_right(starts, lo) - 1
                 last = bisect.bisect_right(starts, hi) - 1
                 out.update(range(first, last + 1))
-            return frozenset(out)
+            return out
 
-        accepts = tuple(classes(c) for c in charsets)
-        word_classes = classes(word) if word is not None else frozenset()
-        is_word = tuple(k in word_classes for k in range(len(starts)))
-        return Alphabet(starts, accepts, is_word)
+        members = [intervals(s) for s in all_sets]
+        signature_class: dict[tuple[bool, ...], int] = {}
+        interval_class = []
+        for k in range(len(starts)):
+            signature = tuple(k in m for m in members)
+            interval_class.append(signature_class.setdefault(signature, len(signature_class)))
+        n_sets = len(charsets)
+        accepts = tuple(
+            frozenset(c for sig, c in signature_class.items() if sig[i]) for i in range(n_sets)
+        )
+        is_word = [False] * len(signature_class)
+        if word is not None:
+            for sig, c in signature_class.items():
+                is_word[c] = sig[n_sets]
+        return Alphabet(starts, tuple(interval_class), accepts, tuple(is_word))
 
     @property
     def size(self) -> int:
-        return len(self.starts)
+        return len(self.is_word)
 
     def class_of(self, code_point: int) -> int:
-        return bisect.bisect_right(self.starts, code_point) - 1
+        return self.interval_class[bisect.bisect_right(self.starts, code_point) - 1]
 
     def to_data(self) -> dict:
         return {
             "starts": list(self.starts),
+            "interval_class": list(self.interval_class),
             "accepts": [sorted(a) for a in self.accepts],
             "word_classes": [k for k, w in enumerate(self.is_word) if w],
         }
 
     @staticmethod
     def from_data(data: dict) -> Alphabet:
-        starts = tuple(data["starts"])
+        interval_class = tuple(data["interval_class"])
+        size = max(interval_class) + 1
         words = set(data["word_classes"])
         return Alphabet(
-            starts,
+            tuple(data["starts"]),
+            interval_class,
             tuple(frozenset(a) for a in data["accepts"]),
-            tuple(k in words for k in range(len(starts))),
+            tuple(k in words for k in range(size)),
         )

@@ -209,3 +209,43 @@ def _keep(payload: Any, slot: int) -> Any:
 
 def _end_here(payload: tuple[int, int]) -> tuple[int, int]:
     return payload if payload[1] != _UNSET else (payload[0], CUR)
+
+
+class DfaTables:
+    """A fully built DFA read back from :meth:`Dfa.to_data`: same interface, no NFA work.
+
+    This is the form the code generator embeds: every answer is a table look-up.
+    """
+
+    def __init__(self, data: dict, alphabet: Alphabet, machine: Machine, nfa: Nfa) -> None:
+        self.nfa = nfa
+        self.alphabet = alphabet
+        self.machine = machine
+        self._data = data
+        self._initial = data["initial"]
+        self._dead = frozenset(data["dead"])
+        cells = [
+            (nxt, tuple(sources), None if match is None else tuple(match))
+            for nxt, sources, match in data["cells"]
+        ]
+        self._rows = [[cells[k] if k >= 0 else None for k in row] for row in data["rows"]]
+        self._eof = [
+            (None if m is None else tuple(m), h) for m, h in data["eof"]
+        ]
+
+    def to_data(self) -> dict:
+        return self._data
+
+    def initial(self, prev: int) -> int:
+        return self._initial[prev]
+
+    def is_dead(self, sid: int) -> bool:
+        return sid in self._dead
+
+    def step(self, sid: int, c: int) -> tuple[int, tuple[int, ...], Any]:
+        cell = self._rows[sid][c]
+        assert cell is not None, "stepped a dead state"
+        return cell
+
+    def at_eof(self, sid: int) -> tuple[Any, Any]:
+        return self._eof[sid]

@@ -30,35 +30,55 @@ asks after every chunk. :class:`Regex` is the one-shot form.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from typing import Any
 
 from .alphabet import Alphabet
-from .dfa import CUR, Dfa
-from .nfa import MATCH, Nfa, compile_nfa
+from ..dialect.charsets import CharSet
+from .dfa import CUR, Dfa, DfaTables
+from .nfa import MATCH, SPLIT, Nfa, compile_nfa
 from .threads import EOF, PREV_OTHER, PREV_START, PREV_WORD, Machine
 
 
-@dataclass(frozen=True)
 class Match:
-    """What ``regex`` reports for a match: span, partial flag, named groups."""
+    """What ``regex`` reports for a match: span, partial flag, named groups.
 
-    start: int
-    end: int
-    partial: bool
-    groups: dict[str, str | None] = field(default_factory=dict)
+    Groups are worked out on first request only: a streaming parser asks for
+    spans after every chunk, and for groups once, when it commits a match.
+    """
+
+    __slots__ = ("start", "end", "partial", "_groups", "_resolve")
+
+    def __init__(self, start: int, end: int, partial: bool, groups=None, resolve=None) -> None:
+        self.start = start
+        self.end = end
+        self.partial = partial
+        self._groups = groups
+        self._resolve = resolve
 
     def span(self) -> tuple[int, int]:
         return self.start, self.end
 
     def groupdict(self) -> dict[str, str | None]:
-        return dict(self.groups)
+        if self._groups is None:
+            self._groups = self._resolve() if self._resolve is not None else {}
+            self._resolve = None
+        return dict(self._groups)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Match):
+            return NotImplemented
+        return (self.span(), self.partial, self.groupdict()) == (
+            other.span(), other.partial, other.groupdict()
+        )
+
+    def __repr__(self) -> str:
+        return f"Match(span={self.span()}, partial={self.partial}, groups={self.groupdict()})"
 
 
 class Regex:
     """A compiled delimiter pattern."""
 
-    def __init__(self, nfa: Nfa, dfa: Dfa | None = None) -> None:
+    def __init__(self, nfa: Nfa, dfa: Dfa | DfaTables | None = None) -> None:
         self.nfa = nfa
         self.dfa = dfa or Dfa(nfa)
         self.alphabet: Alphabet = self.dfa.alphabet
@@ -68,6 +88,52 @@ class Regex:
     @property
     def pattern(self) -> str:
         return self.nfa.source
+
+    def to_data(self) -> dict:
+        """The whole compiled pattern as JSON-able data: NFA, alphabet, full DFA.
+
+        This is the intermediate representation the code generator embeds;
+        :meth:`from_data` reads it back into a working :class:`Regex`.
+        """
+        nfa = self.nfa
+        return {
+            "format": "rtcompiler.regex/1",
+            "pattern": nfa.source,
+            "nfa": {
+                "states": [list(_jsonable(s)) for s in nfa.states],
+                "start": nfa.start,
+                "charsets": [[list(r) for r in cs.ranges] for cs in nfa.charsets],
+                "group_names": dict(nfa.group_names),
+                "group_count": nfa.group_count,
+                "min_width": nfa.min_width,
+                "anchored": nfa.anchored,
+                "uses_word_boundary": nfa.uses_word_boundary,
+                "uses_start": nfa.uses_start,
+            },
+            "alphabet": self.alphabet.to_data(),
+            "dfa": self.dfa.to_data(),
+        }
+
+    @staticmethod
+    def from_data(data: dict) -> Regex:
+        if data.get("format") != "rtcompiler.regex/1":
+            raise ValueError(f"not a serialised rtcompiler regex: format {data.get('format')!r}")
+        n = data["nfa"]
+        nfa = Nfa(
+            source=data["pattern"],
+            states=tuple(_state_from_data(s) for s in n["states"]),
+            start=n["start"],
+            charsets=tuple(CharSet(tuple((lo, hi) for lo, hi in cs)) for cs in n["charsets"]),
+            group_names=dict(n["group_names"]),
+            group_count=n["group_count"],
+            min_width=n["min_width"],
+            anchored=n["anchored"],
+            uses_word_boundary=n["uses_word_boundary"],
+            uses_start=n["uses_start"],
+        )
+        alphabet = Alphabet.from_data(data["alphabet"])
+        machine = Machine(nfa.states, alphabet)
+        return Regex(nfa, DfaTables(data["dfa"], alphabet, machine, nfa))
 
     def class_of(self, ch: str) -> int:
         c = self._class_cache.get(ch)
@@ -144,7 +210,7 @@ class Scanner:
         self.dfa = regex.dfa
         # The whole text so far (for groups and for ``$``'s context); positions
         # are absolute, counted from the start of ``text_before``.
-        self.text = offset_text if offset_text is not None else text_before
+        self._chunks = [offset_text if offset_text is not None else text_before]
         self.start = len(text_before)
         self.pos = self.start
         self.state = self.dfa.initial(regex.prev_context(text_before, len(text_before)))
@@ -153,18 +219,28 @@ class Scanner:
         self.steps = 0  # DFA transitions taken: the work counter of the linear-time tests
         self.dead = False
 
+    @property
+    def text(self) -> str:
+        if len(self._chunks) > 1:
+            self._chunks = ["".join(self._chunks)]
+        return self._chunks[0]
+
     def feed(self, chunk: str) -> None:
-        self.text += chunk
-        self.feed_range(self.pos, len(self.text))
+        self._chunks.append(chunk)
+        self._step(chunk, self.pos)
+        self.pos += len(chunk)
 
     def feed_range(self, begin: int, end: int) -> None:
+        self._step(self.text[begin:end], begin)
+        self.pos = end
+
+    def _step(self, chunk: str, offset: int) -> None:
         if self.dead:
-            self.pos = end
             return
-        dfa, text, class_of = self.dfa, self.text, self.regex.class_of
-        state, registers, i = self.state, self.registers, begin
-        while i < end:
-            state, sources, match = dfa.step(state, class_of(text[i]))
+        dfa, class_of = self.dfa, self.regex.class_of
+        state, registers, i = self.state, self.registers, offset
+        for ch in chunk:
+            state, sources, match = dfa.step(state, class_of(ch))
             self.steps += 1
             if match is not None:
                 self.best = (_value(match[0], registers, i), _value(match[1], registers, i))
@@ -173,7 +249,7 @@ class Scanner:
             if dfa.is_dead(state):
                 self.dead = True
                 break
-        self.state, self.registers, self.pos = state, registers, end
+        self.state, self.registers = state, registers
 
     def result(self, partial: bool = False) -> Match | None:
         """What ``search(text, start, partial=partial)`` returns for the text so far."""
@@ -188,16 +264,32 @@ class Scanner:
         rx = self.regex
         if best is not None:
             start, end = best
-            return Match(start, end, False, rx.groups_at(self.text[:n], start, end, False))
+            return Match(start, end, False, resolve=self._groups(start, end, False))
         if not partial:
             return None
         if hit is not None and hit < n:
-            return Match(hit, n, True, rx.groups_at(self.text[:n], hit, n, True))
+            return Match(hit, n, True, resolve=self._groups(hit, n, True))
         if rx.nfa.min_width > 0 and not rx.nfa.anchored:
             return Match(n, n, True, {name: None for name in rx.nfa.group_names})
         if hit is not None:
-            return Match(n, n, True, rx.groups_at(self.text[:n], n, n, True))
+            return Match(n, n, True, resolve=self._groups(n, n, True))
         return None
+
+    def _groups(self, start: int, end: int, partial: bool):
+        if not self.regex.nfa.group_names:
+            return None
+        n = self.pos
+        return lambda: self.regex.groups_at(self.text[:n], start, end, partial)
+
+
+def _jsonable(state: tuple) -> tuple:
+    return tuple(list(x) if isinstance(x, tuple) else x for x in state)
+
+
+def _state_from_data(state: list) -> tuple:
+    if state[0] == SPLIT:
+        return (SPLIT, tuple(state[1]))
+    return tuple(state)
 
 
 def _value(source: int, registers: list[int], here: int) -> int:
