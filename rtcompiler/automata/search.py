@@ -162,7 +162,7 @@ class Regex:
         """Named groups of the match found at ``start`` (complete: ending at ``end``)."""
         if not self.nfa.group_names:
             return {}
-        slots = (-1,) * (2 * (self.nfa.group_count + 1))
+        slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
         threads: list = [(self.nfa.start, frozenset(), (slots, -1))]
         best = None
@@ -297,9 +297,21 @@ def _value(source: int, registers: list[int], here: int) -> int:
 
 
 def _save_slot(position: int):
+    """Capture slots per group: (committed start, committed end, open start).
+
+    A group's value changes only when it closes, as in a backtracking matcher: a
+    new iteration that opens the group but runs out of text leaves the value of
+    the last completed iteration in place.
+    """
+
     def save(payload: Any, slot: int) -> Any:
         slots, end = payload
-        return slots[:slot] + (position,) + slots[slot + 1 :], end
+        group, closing = divmod(slot, 2)
+        base = 3 * group
+        if closing:
+            committed = (slots[base + 2], position)
+            return slots[:base] + committed + slots[base + 2 :], end
+        return slots[: base + 2] + (position,) + slots[base + 3 :], end
 
     return save
 
@@ -312,7 +324,7 @@ def _end_at(position: int):
 
 
 def _group_text(text: str, slots: tuple[int, ...], index: int) -> str | None:
-    start, end = slots[2 * index], slots[2 * index + 1]
+    start, end = slots[3 * index], slots[3 * index + 1]
     if start < 0 or end < 0 or end < start:
         return None
     return text[start:end]

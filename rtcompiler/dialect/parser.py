@@ -38,6 +38,8 @@ _FLAG_NAMES = {
     "w": "WORD flag (?w)",
 }
 _BRACE_QUANTIFIER = _stdlib_re.compile(r"(\d+)|(\d*),(\d*)")
+# regex reads a brace naming an error kind (e, i, d, s) as a fuzzy constraint.
+_FUZZY_CONSTRAINT = _stdlib_re.compile(r"(?<![A-Za-z])[eids](?![A-Za-z])")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _ESCAPE_CONSTRUCTS = {
@@ -121,7 +123,7 @@ class _Reader:
     def read_global_flags(self) -> None:
         while True:
             self.skip_insignificant()
-            m = _stdlib_re.compile(r"\(\?([a-zA-Z]+)\)").match(self.src, self.pos)
+            m = _stdlib_re.compile(r"\(\?([a-zA-Z][a-zA-Z0-9]*)\)").match(self.src, self.pos)
             if not m:
                 return
             self.apply_flags(m.group(1), m.start(1), on=True)
@@ -196,6 +198,8 @@ class _Reader:
             body = "".join(ch for ch in body if ch not in _VERBOSE_SPACE)
         m = _BRACE_QUANTIFIER.fullmatch(body)
         if not m:
+            if _FUZZY_CONSTRAINT.search(body):
+                raise self.fail("fuzzy matching", self.pos)
             return None  # regex reads such a brace as a literal '{'
         self.pos = close + 1
         if m.group(1) is not None:
@@ -246,6 +250,10 @@ class _Reader:
         if c in _HEX_ESCAPES:
             return self.literal(self.read_hex(c, start))
         if c.isdigit() and c != "0":
+            if c in "1234567" and len(self.src) >= self.pos + 2 and all(
+                d in "01234567" for d in self.src[self.pos : self.pos + 2]
+            ):
+                raise self.fail("octal escape", start)  # regex: three octal digits
             raise self.fail("backreference", start)
         if c in _ESCAPE_CONSTRUCTS:
             raise self.fail(_ESCAPE_CONSTRUCTS[c], start)
@@ -293,7 +301,7 @@ class _Reader:
             self.read_hex(c, start)
             return
         if c.isdigit():
-            raise self.fail("octal escape" if c == "0" else "backreference", start)
+            raise self.fail("octal escape", start)  # no backreferences inside a class
         if c in _ESCAPE_CONSTRUCTS:
             raise self.fail(_ESCAPE_CONSTRUCTS[c], start)
         if c.isalnum():
