@@ -16,7 +16,7 @@ therefore finds the same leftmost-first match as the ``regex`` module.
 
 >>> nfa = compile_nfa(parse_pattern("ab|a"))
 >>> nfa.states[nfa.start]
-(1, (2, 4))
+(1, (2, 3))
 """
 
 from __future__ import annotations
