@@ -156,6 +156,54 @@ class Regex:
         scanner.feed_range(pos, len(text))
         return scanner.result(partial)
 
+    def finditer(self, text: str):
+        """Successive matches, as ``regex.finditer(p, text, regex.DOTALL)`` yields them.
+
+        After an empty match at ``e`` the next match may start at ``e`` only if it
+        is not empty; after a non-empty match ending at ``e`` an empty match at
+        ``e`` is allowed.
+        """
+        pos, n = 0, len(text)
+        while pos <= n:
+            m = self.search(text, pos)
+            if m is None:
+                return
+            yield m
+            if m.end > m.start:
+                pos = m.end
+                continue
+            retry = self._nonempty_at(text, m.end)
+            if retry is None:
+                pos = m.end + 1
+            else:
+                yield retry
+                pos = retry.end
+
+    def _nonempty_at(self, text: str, start: int) -> Match | None:
+        """The leftmost-first match at ``start`` that is not empty, if any."""
+        slots = (-1,) * (3 * (self.nfa.group_count + 1))
+        prev = self.prev_context(text, start)
+        threads: list = [(self.nfa.start, frozenset(), (slots, -1))]
+        best = None
+        i = start
+        while threads or i == start:
+            c = EOF if i == len(text) else self.class_of(text[i])
+            out, match, _ = self.machine.closure(
+                threads, prev, c, _save_slot(i), _end_at(i), accept=i > start
+            )
+            if match is not None:
+                best = match
+            if c == EOF:
+                break
+            threads = self.machine.step(out, c)
+            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
+            i += 1
+        if best is None:
+            return None
+        captured, end = best
+        groups = {name: _group_text(text, captured, index) for name, index in self.nfa.group_names.items()}
+        return Match(start, end, False, groups)
+
     # -- capture groups, by Pike's VM on the matched span -----------------------
 
     def groups_at(self, text: str, start: int, end: int, partial: bool) -> dict[str, str | None]:

@@ -151,6 +151,7 @@ class Machine:
         c: int,
         save: Callable[[Any, int], Any],
         mark_end: Callable[[Any], Any],
+        accept: bool = True,
     ) -> tuple[list[Thread], Any, Any]:
         """Follow every epsilon path at this position, in priority order.
 
@@ -205,7 +206,7 @@ class Machine:
                         stack.append((st[3], ob, payload))
                     elif ob:
                         stack.append((GHOST, ob, payload))
-                else:  # MATCH
+                elif accept:  # MATCH
                     if not ob:
                         return out, mark_end(payload), hit
                     out.append((s, ob, mark_end(payload)))
