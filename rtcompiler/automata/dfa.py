@@ -42,9 +42,8 @@ from ..dialect.charsets import derive
 from ..dialect.errors import PatternError
 from .alphabet import Alphabet
 from .nfa import Nfa
-from .threads import EOF, PREV_OTHER, PREV_START, PREV_WORD, Machine
+from ..runtime.engine import CUR, EOF, PREV_OTHER, PREV_START, PREV_WORD, DfaTables, Machine  # noqa: F401
 
-CUR = -2  # register source: the position being consumed (or the end, at EOF)
 _UNSET = -1  # a thread's end register before it reaches MATCH
 
 MAX_DFA_STATES = 10_000
@@ -57,7 +56,7 @@ class Dfa:
         self.nfa = nfa
         word = derive(r"\w") if nfa.uses_word_boundary else None
         self.alphabet = Alphabet.build(nfa.charsets, word)
-        self.machine = Machine(nfa.states, self.alphabet)
+        self.machine = Machine(nfa.states, self.alphabet.accepts, self.alphabet.is_word)
         self.keys: list[StateKey] = []
         self.index: dict[StateKey, int] = {}
         self.transitions: dict[tuple[int, int], tuple[int, tuple[int, ...], Any]] = {}
@@ -210,42 +209,3 @@ def _keep(payload: Any, slot: int) -> Any:
 def _end_here(payload: tuple[int, int]) -> tuple[int, int]:
     return payload if payload[1] != _UNSET else (payload[0], CUR)
 
-
-class DfaTables:
-    """A fully built DFA read back from :meth:`Dfa.to_data`: same interface, no NFA work.
-
-    This is the form the code generator embeds: every answer is a table look-up.
-    """
-
-    def __init__(self, data: dict, alphabet: Alphabet, machine: Machine, nfa: Nfa) -> None:
-        self.nfa = nfa
-        self.alphabet = alphabet
-        self.machine = machine
-        self._data = data
-        self._initial = data["initial"]
-        self._dead = frozenset(data["dead"])
-        cells = [
-            (nxt, tuple(sources), None if match is None else tuple(match))
-            for nxt, sources, match in data["cells"]
-        ]
-        self._rows = [[cells[k] if k >= 0 else None for k in row] for row in data["rows"]]
-        self._eof = [
-            (None if m is None else tuple(m), h) for m, h in data["eof"]
-        ]
-
-    def to_data(self) -> dict:
-        return self._data
-
-    def initial(self, prev: int) -> int:
-        return self._initial[prev]
-
-    def is_dead(self, sid: int) -> bool:
-        return sid in self._dead
-
-    def step(self, sid: int, c: int) -> tuple[int, tuple[int, ...], Any]:
-        cell = self._rows[sid][c]
-        assert cell is not None, "stepped a dead state"
-        return cell
-
-    def at_eof(self, sid: int) -> tuple[Any, Any]:
-        return self._eof[sid]

@@ -1,0 +1,1 @@
+"""Runtime pieces that the code generator inlines into standalone parser modules (standard library only)."""

@@ -1,0 +1,628 @@
+"""The regex runtime: everything a generated parser needs to run compiled patterns.
+
+This module is standard library only. The code generator copies its
+``###{standalone`` sections into every generated parser, next to the compiled
+tables; the compiler imports the same code, so what runs in a generated module
+is exactly what the test suite exercises here.
+
+Pieces, in the order a search uses them:
+
+- :class:`CharClasses` maps a character to its class number;
+- :class:`DfaTables` is a complete leftmost-first DFA as tables (built by
+  ``rtcompiler.automata.Dfa``): one look-up per character;
+- :class:`Machine` is the thread semantics of the NFA (Pike's VM with lookahead
+  obligations), used to extract capture groups and by the DFA builder;
+- :class:`Scanner` streams text through the DFA and answers, after any chunk,
+  what ``regex``'s ``search(text, pos, partial=...)`` would;
+- :class:`CompiledRegex` ties them together: ``search``, ``finditer``, groups.
+
+See ``docs/regex-dialect.md`` for the semantics, including ``regex``'s partial
+matching rules.
+"""
+
+from __future__ import annotations
+
+###{standalone engine
+from bisect import bisect_right as _bisect_right
+
+CHAR, SPLIT, ASSERT, LOOK, SAVE, MATCH = range(6)
+START = "start"
+END = "end"
+DOLLAR = "dollar"
+WORD_BOUNDARY = "word_boundary"
+NOT_WORD_BOUNDARY = "not_word_boundary"
+CUR = -2  # register source: the position being consumed (or the end, at EOF)
+
+GHOST = -1  # state id of a ghost thread
+EOF = -1  # class id for "no next character"
+PREV_START, PREV_WORD, PREV_OTHER = 0, 1, 2
+
+SAT, FAIL, PENDING = 0, 1, 2
+
+
+_NO_OBLIGATIONS = frozenset()
+
+
+class Machine:
+    """Closure and stepping over an NFA given as plain data."""
+
+    def __init__(self, states, accepts, is_word) -> None:
+        self.states = states
+        self.accepts = accepts
+        self.is_word = is_word
+
+    # -- assertions ----------------------------------------------------------
+
+    def holds(self, kind: str, prev: int, c: int) -> bool:
+        if kind == START:
+            return prev == PREV_START
+        if kind == END:
+            return c == EOF
+        boundary = (prev == PREV_WORD) != (c != EOF and self.is_word[c])
+        return boundary if kind == WORD_BOUNDARY else not boundary
+
+    # -- lookahead bodies (sets, existence semantics) -------------------------
+
+    def settle(self, obligations: frozenset, prev: int, c: int) -> tuple[frozenset | None, bool]:
+        """Advance a thread's obligations to this position.
+
+        Returns ``(obligations still open, or None if the thread dies; whether a
+        lookahead body ran into the end of the text)``.
+        """
+        if not obligations:
+            return obligations, False
+        still_open = []
+        hit = False
+        dies = False
+        for look, body in obligations:
+            status, post, body_hit = self.run_body(body, prev, c)
+            hit = hit or body_hit
+            negative = self.states[look][1]
+            if status == PENDING:
+                still_open.append((look, post))
+            elif (status == SAT) == negative:
+                dies = True
+        if dies:
+            return None, hit
+        return frozenset(still_open), hit
+
+    def run_body(self, body: Iterable[tuple], prev: int, c: int) -> tuple[int, frozenset, bool]:
+        """Close a lookahead body's sub-threads at this position.
+
+        Returns ``(SAT | FAIL | PENDING, the sub-threads waiting for the next
+        character, whether some path ran into the end of the text)``.
+        """
+        post: set[tuple] = set()
+        seen: set[tuple] = set()
+        hit = False
+        for state0, obligations0 in body:
+            settled, settled_hit = self.settle(obligations0, prev, c)
+            hit = hit or settled_hit
+            if settled is None:
+                continue
+            stack = [(state0, settled)]
+            while stack:
+                s, ob = stack.pop()
+                if (s, ob) in seen:
+                    continue
+                seen.add((s, ob))
+                if s == GHOST:
+                    if ob:
+                        post.add((s, ob))
+                    continue
+                st = self.states[s]
+                kind = st[0]
+                if kind == CHAR:
+                    if c == EOF:
+                        hit = True
+                    else:
+                        post.add((s, ob))
+                elif kind == SPLIT:
+                    stack.extend((t, ob) for t in reversed(st[1]))
+                elif kind == SAVE:
+                    stack.append((st[2], ob))
+                elif kind == ASSERT:
+                    if self.holds(st[1], prev, c):
+                        stack.append((st[2], ob))
+                    elif ob:
+                        stack.append((GHOST, ob))
+                elif kind == LOOK:
+                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    hit = hit or look_hit
+                    if status == PENDING:
+                        stack.append((st[3], ob | {(s, look_post)}))
+                    elif (status == SAT) != st[1]:
+                        stack.append((st[3], ob))
+                    elif ob:
+                        stack.append((GHOST, ob))
+                else:  # MATCH
+                    if not ob:
+                        return SAT, _NO_OBLIGATIONS, hit
+                    post.add((s, ob))
+        if c == EOF or not post:
+            return FAIL, _NO_OBLIGATIONS, hit
+        return PENDING, frozenset(post), hit
+
+    # -- the main thread list (ordered, with payloads) ------------------------
+
+    def closure(
+        self,
+        threads,
+        prev: int,
+        c: int,
+        save,
+        mark_end,
+        accept: bool = True,
+    ):
+        """Follow every epsilon path at this position, in priority order.
+
+        Returns ``(threads waiting for the next character, in priority order;
+        payload of the first confirmed match or None; payload of the first
+        thread whose path ran into the end of the text or None)``. A confirmed
+        match cuts every thread of lower priority, as in a backtracking matcher.
+        """
+        out = []
+        seen: set[tuple] = set()
+        hit = None
+        for state0, obligations0, payload0 in threads:
+            settled, settled_hit = self.settle(obligations0, prev, c)
+            if settled_hit and hit is None:
+                hit = payload0
+            if settled is None:
+                continue
+            stack = [(state0, settled, payload0)]
+            while stack:
+                s, ob, payload = stack.pop()
+                if (s, ob) in seen:
+                    continue
+                seen.add((s, ob))
+                if s == GHOST:
+                    if ob:
+                        out.append((s, ob, payload))
+                    continue
+                st = self.states[s]
+                kind = st[0]
+                if kind == CHAR:
+                    if c == EOF:
+                        if hit is None:
+                            hit = payload
+                    else:
+                        out.append((s, ob, payload))
+                elif kind == SPLIT:
+                    stack.extend((t, ob, payload) for t in reversed(st[1]))
+                elif kind == SAVE:
+                    stack.append((st[2], ob, save(payload, st[1])))
+                elif kind == ASSERT:
+                    if self.holds(st[1], prev, c):
+                        stack.append((st[2], ob, payload))
+                    elif ob:
+                        stack.append((GHOST, ob, payload))
+                elif kind == LOOK:
+                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    if look_hit and hit is None:
+                        hit = payload
+                    if status == PENDING:
+                        stack.append((st[3], ob | {(s, look_post)}, payload))
+                    elif (status == SAT) != st[1]:
+                        stack.append((st[3], ob, payload))
+                    elif ob:
+                        stack.append((GHOST, ob, payload))
+                elif accept:  # MATCH
+                    if not ob:
+                        return out, mark_end(payload), hit
+                    out.append((s, ob, mark_end(payload)))
+        return out, None, hit
+
+    def step(self, threads, c):
+        """Consume one character of class ``c`` from closed threads."""
+        out = []
+        for s, ob, payload in threads:
+            stepped = self.step_obligations(ob, c) if ob else ob
+            if s >= 0 and self.states[s][0] == CHAR:
+                st = self.states[s]
+                if c in self.accepts[st[1]]:
+                    out.append((st[2], stepped, payload))
+                elif stepped:
+                    out.append((GHOST, stepped, payload))
+            else:  # a ghost, or a match waiting for its obligations
+                out.append((s, stepped, payload))
+        return out
+
+    def step_obligations(self, obligations: frozenset, c: int) -> frozenset:
+        return frozenset((look, self.step_body(body, c)) for look, body in obligations)
+
+    def step_body(self, body: frozenset, c: int) -> frozenset:
+        out = set()
+        for s, ob in body:
+            stepped = self.step_obligations(ob, c) if ob else ob
+            if s >= 0 and self.states[s][0] == CHAR:
+                if c in self.accepts[self.states[s][1]]:
+                    out.add((self.states[s][2], stepped))
+                elif stepped:
+                    out.add((GHOST, stepped))
+            else:
+                out.add((s, stepped))
+        return frozenset(out)
+
+
+class CharClasses:
+    """Code point -> class number: sorted interval starts, each mapped to a class."""
+
+    __slots__ = ("starts", "interval_class", "accepts", "is_word")
+
+    def __init__(self, starts, interval_class, accepts, is_word) -> None:
+        self.starts = starts
+        self.interval_class = interval_class
+        self.accepts = accepts  # per character set of the NFA: frozenset of classes
+        self.is_word = is_word  # per class: inside \\w (only filled when \\b/\\B are used)
+
+    @property
+    def size(self) -> int:
+        return len(self.is_word)
+
+    def class_of(self, code_point: int) -> int:
+        return self.interval_class[_bisect_right(self.starts, code_point) - 1]
+
+
+class Program:
+    """The NFA of a pattern and the facts search needs about it, as plain data."""
+
+    __slots__ = (
+        "source", "states", "start", "group_names", "group_count",
+        "min_width", "anchored", "uses_word_boundary", "uses_start",
+    )
+
+    def __init__(self, source, states, start, group_names, group_count,
+                 min_width, anchored, uses_word_boundary, uses_start) -> None:
+        self.source = source
+        self.states = states
+        self.start = start
+        self.group_names = group_names
+        self.group_count = group_count
+        self.min_width = min_width
+        self.anchored = anchored
+        self.uses_word_boundary = uses_word_boundary
+        self.uses_start = uses_start
+
+
+def regex_from_data(data: dict) -> CompiledRegex:
+    """Rebuild a compiled pattern from the data of ``Regex.to_data()``."""
+    n = data["nfa"]
+    states = tuple(
+        (s[0], tuple(s[1])) if s[0] == SPLIT else tuple(s) for s in n["states"]
+    )
+    program = Program(
+        data["pattern"], states, n["start"], dict(n["group_names"]), n["group_count"],
+        n["min_width"], n["anchored"], n["uses_word_boundary"], n["uses_start"],
+    )
+    a = data["alphabet"]
+    interval_class = tuple(a["interval_class"])
+    words = set(a["word_classes"])
+    size = max(interval_class) + 1
+    classes = CharClasses(
+        tuple(a["starts"]), interval_class,
+        tuple(frozenset(x) for x in a["accepts"]),
+        tuple(k in words for k in range(size)),
+    )
+    return CompiledRegex(program, classes, DfaTables(data["dfa"]))
+
+
+class DfaTables:
+    """A fully built DFA read back from :meth:`Dfa.to_data`: same interface, no NFA work.
+
+    This is the form the code generator embeds: every answer is a table look-up.
+    """
+
+    def __init__(self, data: dict) -> None:
+        self._data = data
+        self._initial = data["initial"]
+        self._dead = frozenset(data["dead"])
+        cells = [
+            (nxt, tuple(sources), None if match is None else tuple(match))
+            for nxt, sources, match in data["cells"]
+        ]
+        self._rows = [[cells[k] if k >= 0 else None for k in row] for row in data["rows"]]
+        self._eof = [
+            (None if m is None else tuple(m), h) for m, h in data["eof"]
+        ]
+
+    def to_data(self) -> dict:
+        return self._data
+
+    def initial(self, prev: int) -> int:
+        return self._initial[prev]
+
+    def is_dead(self, sid: int) -> bool:
+        return sid in self._dead
+
+    def step(self, sid: int, c: int):
+        cell = self._rows[sid][c]
+        assert cell is not None, "stepped a dead state"
+        return cell
+
+    def at_eof(self, sid: int):
+        return self._eof[sid]
+
+
+class Match:
+    """What ``regex`` reports for a match: span, partial flag, named groups.
+
+    Groups are worked out on first request only: a streaming parser asks for
+    spans after every chunk, and for groups once, when it commits a match.
+    """
+
+    __slots__ = ("start", "end", "partial", "_groups", "_resolve")
+
+    def __init__(self, start: int, end: int, partial: bool, groups=None, resolve=None) -> None:
+        self.start = start
+        self.end = end
+        self.partial = partial
+        self._groups = groups
+        self._resolve = resolve
+
+    def span(self) -> tuple[int, int]:
+        return self.start, self.end
+
+    def groupdict(self) -> dict[str, str | None]:
+        if self._groups is None:
+            self._groups = self._resolve() if self._resolve is not None else {}
+            self._resolve = None
+        return dict(self._groups)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Match):
+            return NotImplemented
+        return (self.span(), self.partial, self.groupdict()) == (
+            other.span(), other.partial, other.groupdict()
+        )
+
+    def __repr__(self) -> str:
+        return f"Match(span={self.span()}, partial={self.partial}, groups={self.groupdict()})"
+
+
+class CompiledRegex:
+    """A compiled delimiter pattern: its program (NFA), character classes and DFA.
+
+    ``dfa`` is anything with ``initial``, ``step``, ``at_eof`` and ``is_dead``:
+    the compiler's lazily built DFA, or :class:`DfaTables` in a generated module.
+    """
+
+    def __init__(self, program, classes, dfa) -> None:
+        self.nfa = program
+        self.dfa = dfa
+        self.alphabet = classes
+        self.machine = Machine(program.states, classes.accepts, classes.is_word)
+        self._class_cache: dict = {}
+
+    def class_of(self, ch: str) -> int:
+        c = self._class_cache.get(ch)
+        if c is None:
+            c = self._class_cache[ch] = self.alphabet.class_of(ord(ch))
+        return c
+
+    def prev_context(self, text: str, pos: int) -> int:
+        if pos == 0:
+            return PREV_START
+        return PREV_WORD if self.alphabet.is_word[self.class_of(text[pos - 1])] else PREV_OTHER
+
+    def scanner(self, text_before: str = ""):
+        """A streaming search starting after ``text_before`` (context for ``\\b``, ``^``)."""
+        return Scanner(self, text_before)
+
+    def search(self, text: str, pos: int = 0, partial: bool = False):
+        pos = min(max(pos, 0), len(text))
+        scanner = Scanner(self, text[:pos], offset_text=text)
+        scanner.feed_range(pos, len(text))
+        return scanner.result(partial)
+
+    def finditer(self, text: str):
+        """Successive matches, as ``regex.finditer(p, text, regex.DOTALL)`` yields them.
+
+        After an empty match at ``e`` the next match may start at ``e`` only if it
+        is not empty; after a non-empty match ending at ``e`` an empty match at
+        ``e`` is allowed.
+        """
+        pos, n = 0, len(text)
+        while pos <= n:
+            m = self.search(text, pos)
+            if m is None:
+                return
+            yield m
+            if m.end > m.start:
+                pos = m.end
+                continue
+            retry = self._nonempty_at(text, m.end)
+            if retry is None:
+                pos = m.end + 1
+            else:
+                yield retry
+                pos = retry.end
+
+    def _nonempty_at(self, text: str, start: int):
+        """The leftmost-first match at ``start`` that is not empty, if any."""
+        slots = (-1,) * (3 * (self.nfa.group_count + 1))
+        prev = self.prev_context(text, start)
+        threads: list = [(self.nfa.start, frozenset(), (slots, -1))]
+        best = None
+        i = start
+        while threads or i == start:
+            c = EOF if i == len(text) else self.class_of(text[i])
+            out, match, _ = self.machine.closure(
+                threads, prev, c, _save_slot(i), _end_at(i), accept=i > start
+            )
+            if match is not None:
+                best = match
+            if c == EOF:
+                break
+            threads = self.machine.step(out, c)
+            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
+            i += 1
+        if best is None:
+            return None
+        captured, end = best
+        groups = {name: _group_text(text, captured, index) for name, index in self.nfa.group_names.items()}
+        return Match(start, end, False, groups)
+
+    # -- capture groups, by Pike's VM on the matched span -----------------------
+
+    def groups_at(self, text: str, start: int, end: int, partial: bool):
+        """Named groups of the match found at ``start`` (complete: ending at ``end``)."""
+        if not self.nfa.group_names:
+            return {}
+        slots = (-1,) * (3 * (self.nfa.group_count + 1))
+        prev = self.prev_context(text, start)
+        threads: list = [(self.nfa.start, frozenset(), (slots, -1))]
+        best = None
+        i = start
+        while True:
+            c = EOF if i == len(text) else self.class_of(text[i])
+            out, match, hit = self.machine.closure(
+                threads, prev, c, _save_slot(i), _end_at(i)
+            )
+            if c == EOF:
+                if match is not None:
+                    best = match
+                chosen = hit if partial else best
+                break
+            if match is not None:
+                best = match
+                if not partial and best[1] == end and not self._pending_matches(out):
+                    # Lower-priority threads were cut; higher-priority ones could
+                    # only end later than ``end``, which the DFA ruled out.
+                    chosen = best
+                    break
+            threads = self.machine.step(out, c)
+            if not threads:
+                chosen = best
+                break
+            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
+            i += 1
+        captured = chosen[0] if chosen is not None else slots
+        return {
+            name: _group_text(text, captured, index)
+            for name, index in self.nfa.group_names.items()
+        }
+
+
+    def _pending_matches(self, threads: list) -> bool:
+        states = self.nfa.states
+        return any(s >= 0 and states[s][0] == MATCH for s, _, _ in threads)
+
+
+class Scanner:
+    """Incremental leftmost-first search over text that arrives in pieces."""
+
+    def __init__(self, regex, text_before: str = "", offset_text: str | None = None):
+        self.regex = regex
+        self.dfa = regex.dfa
+        # The whole text so far (for groups and for ``$``'s context); positions
+        # are absolute, counted from the start of ``text_before``.
+        self._chunks = [offset_text if offset_text is not None else text_before]
+        self.start = len(text_before)
+        self.pos = self.start
+        self.state = self.dfa.initial(regex.prev_context(text_before, len(text_before)))
+        self.registers: list[int] = []
+        self.best: tuple[int, int] | None = None
+        self.steps = 0  # DFA transitions taken: the work counter of the linear-time tests
+        self.dead = False
+
+    @property
+    def text(self) -> str:
+        if len(self._chunks) > 1:
+            self._chunks = ["".join(self._chunks)]
+        return self._chunks[0]
+
+    def feed(self, chunk: str) -> None:
+        self._chunks.append(chunk)
+        self._step(chunk, self.pos)
+        self.pos += len(chunk)
+
+    def feed_range(self, begin: int, end: int) -> None:
+        self._step(self.text[begin:end], begin)
+        self.pos = end
+
+    def _step(self, chunk: str, offset: int) -> None:
+        if self.dead:
+            return
+        dfa, class_of = self.dfa, self.regex.class_of
+        state, registers, i = self.state, self.registers, offset
+        for ch in chunk:
+            state, sources, match = dfa.step(state, class_of(ch))
+            self.steps += 1
+            if match is not None:
+                self.best = (_value(match[0], registers, i), _value(match[1], registers, i))
+            registers = [i if s == CUR else registers[s] for s in sources]
+            i += 1
+            if dfa.is_dead(state):
+                self.dead = True
+                break
+        self.state, self.registers = state, registers
+
+    def result(self, partial: bool = False):
+        """What ``search(text, start, partial=partial)`` returns for the text so far."""
+        n = self.pos
+        best, hit = self.best, None
+        if not self.dead:
+            match, hit_source = self.dfa.at_eof(self.state)
+            if match is not None:
+                best = (_value(match[0], self.registers, n), _value(match[1], self.registers, n))
+            if hit_source is not None:
+                hit = _value(hit_source, self.registers, n)
+        rx = self.regex
+        if best is not None:
+            start, end = best
+            return Match(start, end, False, resolve=self._groups(start, end, False))
+        if not partial:
+            return None
+        if hit is not None and hit < n:
+            return Match(hit, n, True, resolve=self._groups(hit, n, True))
+        if rx.nfa.min_width > 0 and not rx.nfa.anchored:
+            return Match(n, n, True, {name: None for name in rx.nfa.group_names})
+        if hit is not None:
+            return Match(n, n, True, resolve=self._groups(n, n, True))
+        return None
+
+    def _groups(self, start: int, end: int, partial: bool):
+        if not self.regex.nfa.group_names:
+            return None
+        n = self.pos
+        return lambda: self.regex.groups_at(self.text[:n], start, end, partial)
+
+
+def _value(source: int, registers: list[int], here: int) -> int:
+    return here if source == CUR else registers[source]
+
+
+def _save_slot(position: int):
+    """Capture slots per group: (committed start, committed end, open start).
+
+    A group's value changes only when it closes, as in a backtracking matcher: a
+    new iteration that opens the group but runs out of text leaves the value of
+    the last completed iteration in place.
+    """
+
+    def save(payload, slot):
+        slots, end = payload
+        group, closing = divmod(slot, 2)
+        base = 3 * group
+        if closing:
+            committed = (slots[base + 2], position)
+            return slots[:base] + committed + slots[base + 2 :], end
+        return slots[: base + 2] + (position,) + slots[base + 3 :], end
+
+    return save
+
+
+def _end_at(position: int):
+    def mark(payload):
+        return payload if payload[1] != -1 else (payload[0], position)
+
+    return mark
+
+
+def _group_text(text: str, slots: tuple[int, ...], index: int) -> str | None:
+    start, end = slots[3 * index], slots[3 * index + 1]
+    if start < 0 or end < 0 or end < start:
+        return None
+    return text[start:end]
+###}
