@@ -86,7 +86,7 @@ class Machine:
             return None, hit
         return frozenset(still_open), hit
 
-    def run_body(self, body: Iterable[tuple], prev: int, c: int) -> tuple[int, frozenset, bool]:
+    def run_body(self, body, prev: int, c: int) -> tuple[int, frozenset, bool]:
         """Close a lookahead body's sub-threads at this position.
 
         Returns ``(SAT | FAIL | PENDING, the sub-threads waiting for the next
@@ -409,9 +409,15 @@ class CompiledRegex:
         """A streaming search starting after ``text_before`` (context for ``\\b``, ``^``)."""
         return Scanner(self, text_before)
 
+    def scanner_at(self, text: str, pos: int):
+        """A streaming search of ``text`` from ``pos``, already caught up with ``text``."""
+        scanner = Scanner(self, text, pos)
+        scanner.feed_range(pos, len(text))
+        return scanner
+
     def search(self, text: str, pos: int = 0, partial: bool = False):
         pos = min(max(pos, 0), len(text))
-        scanner = Scanner(self, text[:pos], offset_text=text)
+        scanner = Scanner(self, text, pos)
         scanner.feed_range(pos, len(text))
         return scanner.result(partial)
 
@@ -512,17 +518,17 @@ class CompiledRegex:
 class Scanner:
     """Incremental leftmost-first search over text that arrives in pieces."""
 
-    def __init__(self, regex, text_before: str = "", offset_text: str | None = None):
+    def __init__(self, regex, text: str = "", start: int | None = None) -> None:
         self.regex = regex
         self.dfa = regex.dfa
-        # The whole text so far (for groups and for ``$``'s context); positions
-        # are absolute, counted from the start of ``text_before``.
-        self._chunks = [offset_text if offset_text is not None else text_before]
-        self.start = len(text_before)
+        # The whole text so far (for groups); positions are absolute, and the
+        # search starts at ``start`` (text before it is context for ``\\b`` and ``^``).
+        self._chunks = [text]
+        self.start = len(text) if start is None else start
         self.pos = self.start
-        self.state = self.dfa.initial(regex.prev_context(text_before, len(text_before)))
-        self.registers: list[int] = []
-        self.best: tuple[int, int] | None = None
+        self.state = self.dfa.initial(regex.prev_context(text, self.start))
+        self.registers: list = []
+        self.best = None
         self.steps = 0  # DFA transitions taken: the work counter of the linear-time tests
         self.dead = False
 

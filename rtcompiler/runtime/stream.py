@@ -1,0 +1,272 @@
+"""The region machine: turns a stream of model output into events and a message.
+
+Standard library only; the code generator inlines the ``stream`` section into
+every generated parser, after the regex engine and the per-field code.
+
+The machine is always in one *mode*: inside an explicit region (watching only
+that region's close delimiter), or outside (in the implicit field, or the null
+sink when there is none, watching every open delimiter and the implicit
+field's close). After each chunk it asks each watched delimiter the question
+transformers asks: the leftmost complete match, or where a match might still
+begin. A complete match commits when it starts before every pending one
+(earliest start, then longest, then opens before closes, then field name);
+text before the earliest pending delimiter is emitted; the rest is held.
+
+A template compiles to a :class:`RegionTable` -- plain data plus, per field, a
+``process(body, captures)`` function specialised to that field's content
+parser and transform -- and :class:`ResponseStream` runs it.
+"""
+
+from __future__ import annotations
+
+###{standalone stream
+import copy as _copy
+
+
+class Delimiter:
+    """One open or close delimiter, as the region machine watches it."""
+
+    __slots__ = ("regex", "is_literal", "can_extend")
+
+    def __init__(self, regex, is_literal, can_extend) -> None:
+        self.regex = regex  # a CompiledRegex
+        # A literal delimiter fully present before the end of the buffer cannot
+        # grow, unless another literal of its list extends it.
+        self.is_literal = is_literal
+        self.can_extend = can_extend
+
+
+class Region:
+    """One field of the template."""
+
+    __slots__ = ("name", "open", "close", "streamable", "repeats", "join", "optional", "process")
+
+    def __init__(self, name, open, close, streamable, repeats, join, optional, process) -> None:
+        self.name = name
+        self.open = open
+        self.close = close
+        self.streamable = streamable  # chunks are part of the final value (dirty=False)
+        self.repeats = repeats
+        self.join = join
+        self.optional = optional
+        self.process = process  # (body, captures) -> value
+
+
+class RegionTable:
+    """The compiled template: regions in declaration order, and what to watch when."""
+
+    __slots__ = ("regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch")
+
+    def __init__(self, regions, implicit, defaults, start_anchor) -> None:
+        self.regions = regions
+        self.by_name = {r.name: r for r in regions}
+        self.implicit = implicit
+        self.defaults = defaults
+        self.start_anchor = start_anchor  # a CompiledRegex
+        # Outside explicit regions: every open, in field order, then the
+        # implicit field's close. Inside region r: only r's close.
+        watch = [("open", r) for r in regions if r.open is not None]
+        if implicit is not None and self.by_name[implicit].close is not None:
+            watch.append(("close", self.by_name[implicit]))
+        self.outside_watch = watch
+
+    def watch(self, current):
+        if current is not None and current != self.implicit:
+            region = self.by_name[current]
+            return [("close", region)] if region.close is not None else []
+        return self.outside_watch
+
+
+def truncate_at_last_anchor(anchor, prefix):
+    """The prefix after the last match of the start anchor (all of it if none)."""
+    last_end = None
+    for m in anchor.finditer(prefix):
+        last_end = m.end
+    return prefix if last_end is None else prefix[last_end:]
+
+
+def _is_empty(value):
+    return value is None or (isinstance(value, (list, dict, str)) and not value)
+
+
+class ResponseStream:
+    """Streaming parse of one generation (the state behind ``ResponseParser``)."""
+
+    def __init__(self, table, prefix, coerce=None) -> None:
+        if prefix is None:
+            raise ValueError(
+                "a prefix is required: pass the chat prompt that preceded the generation "
+                "(the chat template may have opened a region, such as <think>, before the "
+                'model started), or prefix="" if the generation holds the whole message'
+            )
+        self.table = table
+        self.coerce = coerce  # typed tool-call arguments, or None
+        self.buffer = ""
+        self.pos = 0
+        self.output = _copy.deepcopy(table.defaults)
+        self.current = table.implicit
+        self.captures = {}
+        self.body = ""
+        self.opened = False
+        self.finalized = False
+        self.scanners = {}
+        self.initial_events = []
+        if prefix:
+            truncated = truncate_at_last_anchor(table.start_anchor, prefix)
+            if truncated:
+                self.buffer = truncated
+                self.process(self.initial_events, eos=False)
+
+    # -- feeding -----------------------------------------------------------------
+
+    def feed(self, text):
+        if self.finalized:
+            raise RuntimeError("the parser was already finalized")
+        if text:
+            self.buffer += text
+        events = []
+        self.process(events, eos=False)
+        return events
+
+    def finalize(self):
+        if self.finalized:
+            raise RuntimeError("the parser was already finalized")
+        events = []
+        self.process(events, eos=True)
+        missing = [r.name for r in self.table.regions if not r.optional and r.name not in self.output]
+        if missing:
+            raise ValueError(f"required fields missing from the parsed output: {missing}")
+        defaults = self.table.defaults
+        self.output = {k: v for k, v in self.output.items() if k in defaults or not _is_empty(v)}
+        self.finalized = True
+        return self.output, events
+
+    # -- the machine -------------------------------------------------------------
+
+    def process(self, events, eos):
+        while True:
+            best, hold_start = self.scan(self.table.watch(self.current), eos)
+            if best is not None:
+                kind, region, m = best
+                if m.start > self.pos:
+                    self.accumulate(events, self.buffer[self.pos : m.start])
+                self.pos = m.end
+                if kind == "open":
+                    self.close_current(events)
+                    self.open_region(events, region, m)
+                else:
+                    had_content = self.opened
+                    self.close_current(events)
+                    if not had_content and m.start == m.end:
+                        break  # a zero-width close of an empty region would fire forever
+                continue
+            if eos:
+                if self.pos < len(self.buffer):
+                    self.accumulate(events, self.buffer[self.pos :])
+                    self.pos = len(self.buffer)
+                self.close_current(events)
+                break
+            if hold_start > self.pos:
+                self.accumulate(events, self.buffer[self.pos : hold_start])
+                self.pos = hold_start
+            break
+
+    def scanner(self, kind, region):
+        """The watcher's scanner, searching from ``pos`` and caught up with the buffer."""
+        key = (kind, region.name)
+        delimiter = region.open if kind == "open" else region.close
+        scanner = self.scanners.get(key)
+        if scanner is None or scanner.start != self.pos:
+            scanner = delimiter.regex.scanner_at(self.buffer, self.pos)
+            self.scanners[key] = scanner
+        elif scanner.pos < len(self.buffer):
+            scanner.feed(self.buffer[scanner.pos :])
+        return scanner, delimiter
+
+    def scan(self, watch, eos):
+        best_key = None
+        best = None
+        n = len(self.buffer)
+        hold_start = n
+        for kind, region in watch:
+            scanner, delimiter = self.scanner(kind, region)
+            m = scanner.result(partial=not eos)
+            if m is None:
+                continue
+            if not eos and (m.partial or self.can_grow(delimiter, m, n)):
+                if m.start < hold_start:
+                    hold_start = m.start
+                continue
+            key = (m.start, m.start - m.end, 0 if kind == "open" else 1, region.name)
+            if best_key is None or key < best_key:
+                best_key, best = key, (kind, region, m)
+        if best is not None and best[2].start >= hold_start:
+            best = None
+        return best, hold_start
+
+    @staticmethod
+    def can_grow(delimiter, m, n):
+        if m.end != n:
+            return False
+        if m.start == m.end:
+            return True  # $ and \Z only hold at the true end of the stream
+        return not delimiter.is_literal or delimiter.can_extend
+
+    # -- regions -------------------------------------------------------------------
+
+    def accumulate(self, events, text):
+        if not text or self.current is None:
+            return  # no region open and no implicit field: the null sink
+        region = self.table.by_name[self.current]
+        if not self.opened:
+            events.append({"type": "region_open", "field": self.current})
+            self.opened = True
+        self.body += text
+        events.append(
+            {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
+        )
+
+    def open_region(self, events, region, m):
+        self.current = region.name
+        self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
+        self.body = ""
+        self.opened = True
+        events.append({"type": "region_open", "field": region.name})
+
+    def close_current(self, events):
+        if self.current is None or not self.opened:
+            self.reset()
+            return
+        region = self.table.by_name[self.current]
+        value = region.process(self.body, self.captures)
+        if self.coerce is not None:
+            value = self.coerce(value)
+        name = self.current
+        if region.join is not None:
+            if not isinstance(value, str):
+                raise ValueError(
+                    f"field {name!r}: 'join' needs every match to parse to a string, "
+                    f"got {type(value).__name__}"
+                )
+            previous = self.output.get(name)
+            self.output[name] = value if previous is None else previous + region.join + value
+        elif region.repeats:
+            previous = self.output.setdefault(name, [])
+            if not isinstance(previous, list):
+                # The reference crashes here (AttributeError); see docs/deviations.md.
+                raise ValueError(
+                    f"field {name!r} repeats, but its default value is a "
+                    f"{type(previous).__name__}, not a list"
+                )
+            previous.append(value)
+        else:
+            self.output[name] = value
+        events.append({"type": "region_close", "field": name, "value": value})
+        self.reset()
+
+    def reset(self):
+        self.current = self.table.implicit
+        self.captures = {}
+        self.body = ""
+        self.opened = False
+###}
