@@ -1,0 +1,134 @@
+"""``rtc``: compile response templates, parse outputs, inspect automata.
+
+Errors in the user's input (an invalid template, an unsupported pattern, a
+missing file) print one line to stderr and exit with status 2; nothing else
+prints a traceback unless ``RTC_DEBUG`` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .. import __version__
+from ..dialect.errors import PatternError
+from ..template import TemplateError
+from .resolve import resolve_template
+
+EXIT_INPUT_ERROR = 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_INPUT_ERROR
+    try:
+        return args.run(args)
+    except (TemplateError, PatternError, FileNotFoundError, json.JSONDecodeError) as e:
+        if os.environ.get("RTC_DEBUG"):
+            raise
+        print(f"rtc: error: {e}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rtc", description="Compile response templates into standalone parsers."
+    )
+    parser.add_argument("--version", action="version", version=f"rtc {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    compile_ = commands.add_parser(
+        "compile",
+        help="compile a template into a standalone parser module",
+        description="TEMPLATE is a template JSON file, a tokenizer_config.json holding "
+        "response_template, a model folder, or a bundled grammar name.",
+    )
+    compile_.add_argument("template", metavar="TEMPLATE")
+    compile_.add_argument("-o", "--output", help="write here instead of stdout")
+    compile_.add_argument(
+        "--emit",
+        choices=["parser", "automaton"],
+        default="parser",
+        help="parser: the Python module (default); automaton: the region automaton as JSON",
+    )
+    compile_.set_defaults(run=_compile)
+
+    parse = commands.add_parser("parse", help="parse a model output and print the message")
+    parse.add_argument("template", metavar="TEMPLATE")
+    parse.add_argument("file", nargs="?", help="the model output (default: stdin)")
+    prefix = parse.add_mutually_exclusive_group()
+    prefix.add_argument("--prefix", default=None, help="the chat prompt before the output")
+    prefix.add_argument("--prefix-file", help="read the prefix from this file")
+    parse.add_argument("--tools", help="a JSON file with the tools list (JSON schemas)")
+    parse.add_argument("--stream", action="store_true", help="print events as JSON lines")
+    parse.set_defaults(run=_parse)
+    return parser
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from ..codegen import automaton_data, generate_module
+
+    template = resolve_template(args.template)
+    if args.emit == "automaton":
+        text = json.dumps(automaton_data(template), indent=1, ensure_ascii=False) + "\n"
+    else:
+        text = generate_module(template)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"rtc: wrote {args.output} ({len(text.encode('utf-8')):,} bytes)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _parse(args: argparse.Namespace) -> int:
+    from ..codegen import load_parser
+
+    template = resolve_template(args.template)
+    module = load_parser(template)
+    if args.prefix_file:
+        prefix = Path(args.prefix_file).read_text(encoding="utf-8")
+    else:
+        prefix = args.prefix if args.prefix is not None else ""
+    tools = json.loads(Path(args.tools).read_text(encoding="utf-8")) if args.tools else None
+    source = open(args.file, encoding="utf-8") if args.file else sys.stdin
+    try:
+        if not args.stream:
+            message = module.parse_response(source.read(), prefix=prefix, tools=tools)
+            print(json.dumps(message, ensure_ascii=False, indent=2))
+            return 0
+        parser = module.ResponseParser(prefix, tools=tools)
+        for event in parser.initial_events:
+            _print_event(event)
+        while True:
+            # Read what is available, not whole lines: a generator streams tokens.
+            chunk = source.readline(64) if source is sys.stdin else source.read(4096)
+            if not chunk:
+                break
+            for event in parser.feed(chunk):
+                _print_event(event)
+        message, events = parser.finalize()
+        for event in events:
+            _print_event(event)
+        print(json.dumps({"type": "message", "message": message}, ensure_ascii=False))
+        return 0
+    except ValueError as e:
+        print(f"rtc: parse error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if source is not sys.stdin:
+            source.close()
+
+
+def _print_event(event: dict) -> None:
+    print(json.dumps(event, ensure_ascii=False), flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
