@@ -409,10 +409,15 @@ class CompiledRegex:
         """A streaming search starting after ``text_before`` (context for ``\\b``, ``^``)."""
         return Scanner(self, text_before)
 
-    def scanner_at(self, text: str, pos: int):
-        """A streaming search of ``text`` from ``pos``, already caught up with ``text``."""
-        scanner = Scanner(self, text, pos)
-        scanner.feed_range(pos, len(text))
+    def scanner_at(self, text: str, pos: int, origin: int = 0):
+        """A streaming search from absolute ``pos``, caught up with ``text``.
+
+        ``text`` starts at absolute position ``origin`` (<= pos, and < pos unless
+        pos is 0, so that the character before ``pos`` is known).
+        """
+        keep = max(pos - 1, origin)
+        scanner = Scanner(self, text[keep - origin :], pos, keep)
+        scanner.feed_range(pos, origin + len(text))
         return scanner
 
     def search(self, text: str, pos: int = 0, partial: bool = False):
@@ -471,8 +476,12 @@ class CompiledRegex:
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
 
-    def groups_at(self, text: str, start: int, end: int, partial: bool):
-        """Named groups of the match found at ``start`` (complete: ending at ``end``)."""
+    def groups_at(self, text: str, start: int, end: int, partial: bool, stop: int | None = None):
+        """Named groups of the match found at ``start`` (complete: ending at ``end``).
+
+        ``text[:stop]`` is the text searched (``stop`` defaults to its length).
+        """
+        n = len(text) if stop is None else stop
         if not self.nfa.group_names:
             return {}
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
@@ -481,7 +490,7 @@ class CompiledRegex:
         best = None
         i = start
         while True:
-            c = EOF if i == len(text) else self.class_of(text[i])
+            c = EOF if i == n else self.class_of(text[i])
             out, match, hit = self.machine.closure(
                 threads, prev, c, _save_slot(i), _end_at(i)
             )
@@ -516,17 +525,22 @@ class CompiledRegex:
 
 
 class Scanner:
-    """Incremental leftmost-first search over text that arrives in pieces."""
+    """Incremental leftmost-first search over text that arrives in pieces.
 
-    def __init__(self, regex, text: str = "", start: int | None = None) -> None:
+    Positions are absolute. The scanner keeps the text from ``origin`` on (one
+    character before ``start``, as context for ``\\b``), which it needs only to
+    extract groups; :meth:`rebase` moves the search start forward without
+    rescanning whenever no live attempt began before the new start.
+    """
+
+    def __init__(self, regex, text: str = "", start: int | None = None, origin: int = 0) -> None:
         self.regex = regex
         self.dfa = regex.dfa
-        # The whole text so far (for groups); positions are absolute, and the
-        # search starts at ``start`` (text before it is context for ``\\b`` and ``^``).
+        self.origin = origin
         self._chunks = [text]
-        self.start = len(text) if start is None else start
+        self.start = origin + len(text) if start is None else start
         self.pos = self.start
-        self.state = self.dfa.initial(regex.prev_context(text, self.start))
+        self.state = self.dfa.initial(regex.prev_context(text, self.start - origin))
         self.registers: list = []
         self.best = None
         self.steps = 0  # DFA transitions taken: the work counter of the linear-time tests
@@ -544,8 +558,26 @@ class Scanner:
         self.pos += len(chunk)
 
     def feed_range(self, begin: int, end: int) -> None:
-        self._step(self.text[begin:end], begin)
+        self._step(self.text[begin - self.origin : end - self.origin], begin)
         self.pos = end
+
+    def rebase(self, start: int) -> bool:
+        """Search from ``start`` (>= the current start) instead, if that needs no rescan.
+
+        True when every live attempt and the best match so far begin at or after
+        ``start``: the state is then exactly that of a search begun there (the
+        same threads, in the same order). Otherwise False, and nothing changes.
+        """
+        if any(r < start for r in self.registers):
+            return False
+        if self.best is not None and self.best[0] < start:
+            return False
+        self.start = start
+        keep = max(start - 1, self.origin)
+        if keep > self.origin:
+            self._chunks = [self.text[keep - self.origin :]]
+            self.origin = keep
+        return True
 
     def _step(self, chunk: str, offset: int) -> None:
         if self.dead:
@@ -565,7 +597,10 @@ class Scanner:
         self.state, self.registers = state, registers
 
     def result(self, partial: bool = False):
-        """What ``search(text, start, partial=partial)`` returns for the text so far."""
+        """What ``search(text, start, partial=partial)`` returns for the text so far.
+
+        Read the match's groups before feeding the scanner again.
+        """
         n = self.pos
         best, hit = self.best, None
         if not self.dead:
@@ -591,8 +626,12 @@ class Scanner:
     def _groups(self, start: int, end: int, partial: bool):
         if not self.regex.nfa.group_names:
             return None
-        n = self.pos
-        return lambda: self.regex.groups_at(self.text[:n], start, end, partial)
+        origin, stop = self.origin, self.pos - self.origin
+
+        def resolve():
+            return self.regex.groups_at(self.text, start - origin, end - origin, partial, stop)
+
+        return resolve
 
 
 def _value(source: int, registers: list[int], here: int) -> int:

@@ -101,8 +101,18 @@ class ResponseStream:
             )
         self.table = table
         self.coerce = coerce  # typed tool-call arguments, or None
-        self.buffer = ""
+        # The text not yet emitted, from absolute position ``base`` on, in pieces:
+        # feeding appends a piece (no copy of what is held), emitting trims.
+        self.pieces = []
+        self.base = 0
+        self.end = 0
         self.pos = 0
+        self.fresh = ""  # the last fed piece, and where it begins: scanners catch up with it
+        self.fresh_start = 0
+        # Work counters for the linear-time tests: characters stepped through
+        # delimiter automata, and scanners restarted over held text.
+        self.examined = 0
+        self.rescans = 0
         self.output = _copy.deepcopy(table.defaults)
         self.current = table.implicit
         self.captures = {}
@@ -114,7 +124,7 @@ class ResponseStream:
         if prefix:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix)
             if truncated:
-                self.buffer = truncated
+                self.append(truncated)
                 self.process(self.initial_events, eos=False)
 
     # -- feeding -----------------------------------------------------------------
@@ -123,7 +133,7 @@ class ResponseStream:
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
         if text:
-            self.buffer += text
+            self.append(text)
         events = []
         self.process(events, eos=False)
         return events
@@ -141,6 +151,27 @@ class ResponseStream:
         self.finalized = True
         return self.output, events
 
+    # -- the buffer ----------------------------------------------------------------
+
+    def append(self, text):
+        self.fresh, self.fresh_start = text, self.end
+        self.pieces.append(text)
+        self.end += len(text)
+
+    def text(self, start, stop):
+        """The text between absolute positions ``start`` and ``stop``."""
+        if len(self.pieces) > 1:
+            self.pieces = ["".join(self.pieces)]
+        held = self.pieces[0] if self.pieces else ""
+        return held[start - self.base : stop - self.base]
+
+    def trim(self):
+        """Forget emitted text, keeping one character of context for ``\\b``."""
+        keep = self.pos - 1
+        if keep > self.base and keep - self.base >= (self.end - self.base) // 2:
+            self.pieces = [self.text(keep, self.end)]
+            self.base = keep
+
     # -- the machine -------------------------------------------------------------
 
     def process(self, events, eos):
@@ -149,7 +180,7 @@ class ResponseStream:
             if best is not None:
                 kind, region, m = best
                 if m.start > self.pos:
-                    self.accumulate(events, self.buffer[self.pos : m.start])
+                    self.accumulate(events, self.text(self.pos, m.start))
                 self.pos = m.end
                 if kind == "open":
                     self.close_current(events)
@@ -161,32 +192,41 @@ class ResponseStream:
                         break  # a zero-width close of an empty region would fire forever
                 continue
             if eos:
-                if self.pos < len(self.buffer):
-                    self.accumulate(events, self.buffer[self.pos :])
-                    self.pos = len(self.buffer)
+                if self.pos < self.end:
+                    self.accumulate(events, self.text(self.pos, self.end))
+                    self.pos = self.end
                 self.close_current(events)
                 break
             if hold_start > self.pos:
-                self.accumulate(events, self.buffer[self.pos : hold_start])
+                self.accumulate(events, self.text(self.pos, hold_start))
                 self.pos = hold_start
             break
+        self.trim()
 
     def scanner(self, kind, region):
         """The watcher's scanner, searching from ``pos`` and caught up with the buffer."""
         key = (kind, region.name)
         delimiter = region.open if kind == "open" else region.close
         scanner = self.scanners.get(key)
-        if scanner is None or scanner.start != self.pos:
-            scanner = delimiter.regex.scanner_at(self.buffer, self.pos)
+        if scanner is not None and scanner.start != self.pos and not scanner.rebase(self.pos):
+            scanner = None
+            self.rescans += 1
+        if scanner is None:
+            scanner = delimiter.regex.scanner_at(self.text(self.base, self.end), self.pos, self.base)
             self.scanners[key] = scanner
-        elif scanner.pos < len(self.buffer):
-            scanner.feed(self.buffer[scanner.pos :])
+            self.examined += self.end - self.pos
+        elif scanner.pos < self.end:
+            self.examined += self.end - scanner.pos
+            if scanner.pos == self.fresh_start:
+                scanner.feed(self.fresh)
+            else:
+                scanner.feed(self.text(scanner.pos, self.end))
         return scanner, delimiter
 
     def scan(self, watch, eos):
         best_key = None
         best = None
-        n = len(self.buffer)
+        n = self.end
         hold_start = n
         for kind, region in watch:
             scanner, delimiter = self.scanner(kind, region)
@@ -227,6 +267,7 @@ class ResponseStream:
         )
 
     def open_region(self, events, region, m):
+        self.scanners = {}  # another mode watches other delimiters
         self.current = region.name
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
         self.body = ""
@@ -265,6 +306,7 @@ class ResponseStream:
         self.reset()
 
     def reset(self):
+        self.scanners = {}
         self.current = self.table.implicit
         self.captures = {}
         self.body = ""

@@ -1,0 +1,467 @@
+"""Content parsers: turn the text captured by a region into the field's value.
+
+Two halves live here.
+
+* Runtime (the ``###{standalone NAME`` sections): one function per parser, standard
+  library only, inlined by the code generator into every generated module that needs
+  it. Each takes the region body and *prepared* arguments -- plain JSON-like data
+  computed at compile time -- so nothing about a field's ``content_args`` is looked up
+  or defaulted while parsing. Call shapes::
+
+      parse_text(body, args)          parse_int(body, args)     parse_float(body, args)
+      parse_bool(body, args)          parse_json(body, args)
+      parse_kv_lines(body, args, value_parser)
+      parse_xml_inline(body, args, finditer, value_parser)
+      parse_content_error(body, args)
+
+  ``value_parser`` is ``None`` or the already specialised nested parser (a callable
+  ``str -> value``); ``finditer`` is ``None`` (no ``tag_pattern``) or a callable
+  ``text -> iterable of matches with .groupdict()`` running the tag pattern with the
+  semantics of ``regex.finditer(pattern, text, regex.DOTALL)``.
+
+* Compile time (everything outside the sections, never copied): :func:`content_plan`
+  specialises a field's ``content``/``content_args`` into a :class:`ContentPlan`, and
+  :func:`build_parser` turns a plan into a Python callable in-process (what the tests
+  and the in-process CLI run; a generated module builds the same call from the plan).
+
+Behaviour is transformers 5.23.0's ``chat_parsing.content_parsers``, including how each
+malformed ``content_args`` fails. The reference does not validate ``content_args`` when
+a template loads: a bad value only fails when a region of that field is parsed, so a
+plan reproduces that failure at parse time (see :func:`content_plan`) instead of
+refusing the template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+###{standalone content_error
+# Exceptions a plan can be told to raise, by name, so that plans stay plain data.
+_CONTENT_ERRORS = {
+    "AttributeError": AttributeError,
+    "KeyError": KeyError,
+    "TypeError": TypeError,
+    "ValueError": ValueError,
+}
+
+
+def parse_content_error(body: object, args: dict) -> object:
+    """A parser whose configuration can never work: fail as the reference does."""
+    raise _CONTENT_ERRORS[args["error"]](args["message"])
+
+
+###}
+
+
+###{standalone text
+def parse_text(body: str, args: dict) -> str:
+    return body.strip() if args["strip"] else body
+
+
+###}
+
+
+###{standalone int
+def parse_int(body: str, args: dict) -> int:
+    # int() itself accepts what Python accepts: " 3 ", "1_000", "+7", Arabic-Indic digits.
+    return int(parse_text(body, args))
+
+
+###}
+
+
+###{standalone float
+def parse_float(body: str, args: dict) -> float:
+    return float(parse_text(body, args))
+
+
+###}
+
+
+###{standalone bool
+def parse_bool(body: str, args: dict) -> bool:
+    # Anything that is not a spelling of true is False, never an error.
+    return parse_text(body, args).lower() in ("true", "1")
+
+
+###}
+
+###{standalone json
+# Imports sit inside the section so that a generated module gets them with it.
+import json as _json  # noqa: E402
+import re as _re  # noqa: E402
+
+# String bodies found between custom delimiters are parked behind these markers while
+# the rest of the text is rewritten. They are control characters a model never writes,
+# and an input that does contain one is refused rather than silently mangled.
+_PARK_OPEN = "\x01"
+_PARK_CLOSE = "\x02"
+
+_json_patterns: dict = {}
+
+
+def _json_pattern(source: str):
+    # Compiled once per module: the unquoted-key pattern carries a large character class.
+    compiled = _json_patterns.get(source)
+    if compiled is None:
+        compiled = _json_patterns[source] = _re.compile(source, _re.DOTALL)
+    return compiled
+
+
+def parse_json(body: str, args: dict) -> object:
+    """JSON, optionally after two repairs for near-JSON that models write.
+
+    ``args``: ``string_delims`` (as written in the template, default ``[]``),
+    ``unquoted_key_pattern`` (a stdlib pattern whose group 1 is a bare key, or
+    ``None``), ``allow_non_json`` and ``strip`` (booleans).
+    """
+    delims = args["string_delims"]
+    if delims and (_PARK_OPEN in body or _PARK_CLOSE in body):
+        raise ValueError(
+            "json: the text contains \\x01 or \\x02, which string_delims parsing "
+            "reserves; refusing to parse it"
+        )
+    working = body
+    parked: list = []
+
+    def park(m) -> str:
+        parked.append(m.group(1))
+        return f"{_PARK_OPEN}{len(parked) - 1}{_PARK_CLOSE}"
+
+    # Iterate the value as written: a malformed string_delims fails here with the
+    # same exception the reference raises (unpacking a non-pair, iterating None, ...).
+    for open_d, close_d in delims:
+        if not isinstance(open_d, str) or not isinstance(close_d, str):
+            raise TypeError(
+                f"json: string_delims entries must be pairs of strings, "
+                f"got {type(open_d).__name__} and {type(close_d).__name__}"
+            )
+        # Lazy and DOTALL: a string ends at the first close delimiter, across lines.
+        source = _re.escape(open_d) + "(.*?)" + _re.escape(close_d)
+        working = _json_pattern(source).sub(park, working)
+    key_pattern = args["unquoted_key_pattern"]
+    if key_pattern is not None:
+        working = _json_pattern(key_pattern).sub(r'"\1":', working)
+    for index, parked_text in enumerate(parked):
+        working = working.replace(f"{_PARK_OPEN}{index}{_PARK_CLOSE}", _json.dumps(parked_text))
+    try:
+        return _json.loads(working)
+    except _json.JSONDecodeError as exc:
+        # Only a decoding failure falls back; json.loads' other errors (a ValueError for
+        # an integer past the digit limit, RecursionError) propagate, as in the reference.
+        if args["allow_non_json"]:
+            return parse_text(body, args)
+        if working == body:
+            raise ValueError(f"json: the region is not JSON ({exc}).\nText: {body!r}") from exc
+        raise ValueError(
+            f"json: the region is not valid JSON after the string_delims/unquoted_keys "
+            f"rewrites ({exc}).\nText: {body!r}\nRewritten: {working!r}"
+        ) from exc
+
+
+###}
+
+
+###{standalone xml_inline
+def parse_xml_inline(body: str, args: dict, finditer: object, value_parser: object) -> dict:
+    """Flat XML-ish tags as a dict: one entry per match of the tag pattern.
+
+    ``args``: ``tag_pattern`` (for messages) and ``merge_duplicates`` (boolean).
+    """
+    if finditer is None:
+        raise ValueError("xml-inline: the 'tag_pattern' content_arg is required")
+    if not isinstance(body, str):
+        # Reached through a nested value_parser whose value group did not take part.
+        raise TypeError(f"xml-inline: expected a string to parse, got {type(body).__name__}")
+    merge = args["merge_duplicates"]
+    out: dict = {}
+    for m in finditer(body):
+        groups = m.groupdict()
+        key = groups.get("key")
+        if key is None:
+            raise ValueError(
+                "xml-inline: tag_pattern needs a named group 'key' that takes part in "
+                f"every match; pattern: {args['tag_pattern']}"
+            )
+        # A missing 'value' group reads as "", but a 'value' group that did not take
+        # part in the match gives None, which goes to the value parser as is.
+        raw = groups.get("value", "")
+        value = raw if value_parser is None else value_parser(raw)
+        if merge and key in out:
+            collected = out[key]
+            if not isinstance(collected, list):
+                collected = out[key] = [collected]
+            # A first value that was already a list (say, from a json value parser)
+            # is extended in place, as the reference does.
+            collected.append(value)
+        else:
+            out[key] = value
+    return out
+
+
+###}
+
+
+###{standalone kv_lines
+def parse_kv_lines(body: str, args: dict, value_parser: object) -> dict:
+    """``key<kv_sep>value`` lines as a dict; other lines are skipped.
+
+    ``args``: ``line_sep`` and ``kv_sep`` (as written in the template, defaults
+    ``"\\n"`` and ``":"``), ``strip`` (boolean, applies to lines, keys and values).
+    """
+    kv_sep = args["kv_sep"]
+    out: dict = {}
+    # The separators are used as written, so str.split/`in` raise what the reference's
+    # raise for a bad one (empty separator: ValueError; not a string: TypeError), and a
+    # null line_sep splits on whitespace runs.
+    for line in body.split(args["line_sep"]):
+        line = parse_text(line, args)
+        if not line or kv_sep not in line:
+            continue
+        key, raw = line.split(kv_sep, 1)
+        key, raw = parse_text(key, args), parse_text(raw, args)
+        out[key] = raw if value_parser is None else value_parser(raw)
+    return out
+
+
+###}
+
+# ----------------------------------------------------------------------------------
+# Compile time. Nothing below is copied into generated modules.
+# ----------------------------------------------------------------------------------
+
+# Which sections a section calls into; a generated module includes the closure.
+SECTION_DEPENDS: dict[str, tuple[str, ...]] = {
+    "content_error": (),
+    "text": (),
+    "int": ("text",),
+    "float": ("text",),
+    "bool": ("text",),
+    "json": ("text",),
+    "xml_inline": (),
+    "kv_lines": ("text",),
+}
+
+# File order, which puts every section after the ones it depends on.
+SECTION_ORDER: tuple[str, ...] = tuple(SECTION_DEPENDS)
+
+# Content parser name -> (runtime function, its section).
+PARSERS: dict[str, tuple[str, str]] = {
+    "text": ("parse_text", "text"),
+    "int": ("parse_int", "int"),
+    "float": ("parse_float", "float"),
+    "bool": ("parse_bool", "bool"),
+    "json": ("parse_json", "json"),
+    "xml-inline": ("parse_xml_inline", "xml_inline"),
+    "kv-lines": ("parse_kv_lines", "kv_lines"),
+}
+
+# Parsers whose chunks are part of the final value, streamed with dirty=False.
+STREAMABLE_PARSERS = frozenset({"text", "int", "float", "bool"})
+
+
+@dataclass(frozen=True)
+class ContentPlan:
+    """A content parser specialised to one field's (or nested value parser's) arguments.
+
+    ``parser`` is the content name as written; ``function`` the runtime function to
+    call; ``args`` its prepared, JSON-like arguments. ``tag_pattern`` (xml-inline
+    only) is the pattern to compile into the ``finditer`` argument, ``None`` when the
+    template gives none (the parser then fails at parse time, like the reference).
+    ``value_parser`` is the nested plan of xml-inline and kv-lines, if any.
+    ``sections`` is the dependency-closed set of runtime sections the plan needs,
+    nested plans included, in file order.
+    """
+
+    parser: str
+    function: str
+    args: dict[str, Any]
+    sections: tuple[str, ...]
+    tag_pattern: str | None = None
+    value_parser: ContentPlan | None = field(default=None)
+
+    @property
+    def streamable(self) -> bool:
+        return self.parser in STREAMABLE_PARSERS
+
+
+def section_closure(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` plus everything they depend on, in file order."""
+    wanted: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name not in wanted:
+            wanted.add(name)
+            todo.extend(SECTION_DEPENDS[name])
+    return tuple(s for s in SECTION_ORDER if s in wanted)
+
+
+def _error_plan(parser: str, error: str, message: str) -> ContentPlan:
+    return ContentPlan(
+        parser=parser,
+        function="parse_content_error",
+        args={"error": error, "message": message},
+        sections=("content_error",),
+    )
+
+
+def content_plan(content: str, content_args: Any) -> ContentPlan:
+    """Specialise parser ``content`` to ``content_args`` (as written in the template).
+
+    ``content`` must be a known parser name (the template stage has checked it);
+    anything else raises ``ValueError``. A ``content_args`` with which the reference
+    fails on every parse of the region -- not a dict, a ``tag_pattern`` that is not a
+    string, a ``value_parser`` that is not a dict or names an unknown parser -- gives a
+    plan that raises the reference's exception type when called (the nested case only
+    when a value is actually parsed, exactly where the reference raises).
+    """
+    if content not in PARSERS:
+        raise ValueError(f"unknown content parser {content!r}; known: {sorted(PARSERS)}")
+    if not isinstance(content_args, Mapping):
+        # Every reference parser starts with content_args.get(...).
+        return _error_plan(
+            content,
+            "AttributeError",
+            f"{content}: content_args must be a dict, got {type(content_args).__name__}",
+        )
+    function, section = PARSERS[content]
+    strip = bool(content_args.get("strip", True))
+    nested: ContentPlan | None = None
+    tag_pattern: str | None = None
+    if content in ("text", "int", "float", "bool"):
+        args: dict[str, Any] = {"strip": strip}
+    elif content == "json":
+        args = {
+            "string_delims": content_args.get("string_delims", []),
+            "unquoted_key_pattern": (
+                unquoted_key_pattern() if content_args.get("unquoted_keys", False) else None
+            ),
+            "allow_non_json": bool(content_args.get("allow_non_json")),
+            "strip": strip,
+        }
+    elif content == "kv-lines":
+        args = {
+            "line_sep": content_args.get("line_sep", "\n"),
+            "kv_sep": content_args.get("kv_sep", ":"),
+            "strip": strip,
+        }
+        nested = _value_parser_plan(content_args.get("value_parser"))
+    else:  # xml-inline
+        pattern = content_args.get("tag_pattern")
+        if pattern is not None and not isinstance(pattern, str):
+            # regex.finditer refuses a pattern that is not a string.
+            return _error_plan(
+                content,
+                "TypeError",
+                f"xml-inline: tag_pattern must be a string, got {type(pattern).__name__}",
+            )
+        tag_pattern = pattern
+        args = {
+            "tag_pattern": pattern,
+            "merge_duplicates": bool(content_args.get("merge_duplicates", False)),
+        }
+        nested = _value_parser_plan(content_args.get("value_parser"))
+    needed = [section] + (list(nested.sections) if nested is not None else [])
+    return ContentPlan(
+        parser=content,
+        function=function,
+        args=args,
+        sections=section_closure(needed),
+        tag_pattern=tag_pattern,
+        value_parser=nested,
+    )
+
+
+def _value_parser_plan(spec: Any) -> ContentPlan | None:
+    """The plan of a nested ``{"name": ..., "args": ...}`` value parser."""
+    if spec is None:
+        return None
+    if not isinstance(spec, Mapping):
+        # The reference calls spec.get(...) on the first value it parses.
+        return _error_plan(
+            "value_parser",
+            "AttributeError",
+            f"value_parser must be a dict like {{'name': 'json'}}, got {type(spec).__name__}",
+        )
+    name = spec.get("name", "text")
+    try:
+        known = name in PARSERS
+    except TypeError:  # an unhashable name: the reference's table lookup raises this
+        return _error_plan(
+            "value_parser", "TypeError", f"value_parser name must be a string, got {name!r}"
+        )
+    if not known:
+        return _error_plan(
+            "value_parser",
+            "KeyError",
+            f"value_parser names unknown content parser {name!r}; known: {sorted(PARSERS)}",
+        )
+    return content_plan(name, spec.get("args", {}))
+
+
+def unquoted_key_pattern() -> str:
+    r"""The stdlib ``re`` pattern for a bare JSON object key, as the reference finds it.
+
+    The reference matches ``(?<=[{,])(\w+):`` with the ``regex`` module, whose ``\w``
+    is not the standard library's (combining marks and connector punctuation are word
+    characters there, superscript digits are not). The class is therefore spelled out
+    as code point ranges taken from ``regex`` itself.
+    """
+    from rtcompiler.dialect.charsets import derive
+
+    return "(?<=[{,])([" + class_body(derive(r"\w").ranges) + "]+):"
+
+
+def class_body(ranges: Iterable[tuple[int, int]]) -> str:
+    """The inside of a stdlib ``re`` character class for inclusive code point ranges.
+
+    Every endpoint is written as an escape, so the pattern is ASCII and no character
+    can be read as class syntax.
+    """
+    parts = []
+    for lo, hi in ranges:
+        if lo == hi:
+            parts.append(_escape_code_point(lo))
+        else:
+            parts.append(f"{_escape_code_point(lo)}-{_escape_code_point(hi)}")
+    return "".join(parts)
+
+
+def _escape_code_point(cp: int) -> str:
+    if cp < 0x100:
+        return f"\\x{cp:02x}"
+    if cp < 0x10000:
+        return f"\\u{cp:04x}"
+    return f"\\U{cp:08x}"
+
+
+FinditerFactory = Callable[[str], Callable[[str], Iterable[Any]]]
+
+
+def _engine_finditer(pattern: str) -> Callable[[str], Iterable[Any]]:
+    from rtcompiler.automata import compile_regex
+
+    return compile_regex(pattern).finditer
+
+
+def build_parser(
+    plan: ContentPlan, compile_pattern: FinditerFactory | None = None
+) -> Callable[[Any], Any]:
+    """The plan as an in-process callable ``body -> value``.
+
+    ``compile_pattern`` turns a tag pattern into a ``finditer``; by default our own
+    regex engine (the one generated modules embed).
+    """
+    compile_pattern = compile_pattern or _engine_finditer
+    function = globals()[plan.function]
+    args = plan.args
+    nested = build_parser(plan.value_parser, compile_pattern) if plan.value_parser else None
+    if plan.function == "parse_xml_inline":
+        finditer = compile_pattern(plan.tag_pattern) if plan.tag_pattern is not None else None
+        return lambda body: function(body, args, finditer, nested)
+    if plan.function == "parse_kv_lines":
+        return lambda body: function(body, args, nested)
+    return lambda body: function(body, args)

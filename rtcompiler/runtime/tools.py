@@ -1,0 +1,157 @@
+"""Tool-argument typing: cast parsed tool-call arguments with the tools' JSON schemas.
+
+A model writes every argument as text in some formats (XML-ish tags, ``key: value``
+lines), so ``"7"`` must become ``7`` when the tool's schema says ``integer``. Given
+the ``tools`` of the request (as ``apply_chat_template`` takes them), each closed
+region's value is walked for tool calls (``{"function": {"name": ..., "arguments":
+{...}}}``, or lists of them) and each *string* argument -- or each string in a list
+collected by ``merge_duplicates`` -- is cast to the first schema type it fits.
+
+Behaviour is transformers 5.23.0's ``ResponseParser`` tool typing (``_schema_types``,
+``_coerce``, ``_coerce_tool_calls``), with one necessary difference: a generated
+module cannot turn a Python function into a schema (the reference calls
+``get_json_schema``, which needs transformers), so it raises ``TypeError`` asking for
+a JSON schema, which ``rtcompiler.tool_schema(fn)`` produces identically.
+
+Everything is in the ``tool_coercion`` section (standard library only).
+"""
+
+from __future__ import annotations
+
+###{standalone tool_coercion
+import json as _json  # noqa: E402
+import types as _types  # noqa: E402
+
+
+def tool_parameters(tools: object) -> dict:
+    """Tool name -> its parameters' ``properties`` (``{}`` when it has none).
+
+    Tools may be wrapped (``{"type": "function", "function": {...}}``) or bare
+    function schemas; entries that are neither are skipped, as the reference does.
+    """
+    params: dict = {}
+    for tool in tools or []:
+        # inspect.isfunction/ismethod, without importing inspect into every module.
+        if isinstance(tool, (_types.FunctionType, _types.MethodType)):
+            raise TypeError(
+                f"tools: {getattr(tool, '__name__', 'a function')!r} is a Python function; "
+                "a compiled parser only takes JSON schemas. Convert it first with "
+                "rtcompiler.tool_schema(fn) (the same schema transformers' "
+                "get_json_schema builds), or pass the tool's JSON schema."
+            )
+        spec = tool.get("function", tool) if isinstance(tool, dict) else None
+        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+            parameters = spec.get("parameters")
+            properties = parameters.get("properties") if isinstance(parameters, dict) else None
+            params[spec["name"]] = properties if isinstance(properties, dict) else {}
+    return params
+
+
+def schema_types(schema: object) -> tuple:
+    """The JSON types a schema admits, in the order to try them.
+
+    ``type`` (a name or a list of names) first, then each ``anyOf``/``oneOf`` choice
+    recursively, then ``null`` if the schema is ``nullable`` (how transformers'
+    get_json_schema marks an Optional). Duplicates are kept: they are harmless.
+    """
+    if not isinstance(schema, dict):
+        return ()
+    declared = schema.get("type")
+    found = [declared] if isinstance(declared, str) else []
+    if isinstance(declared, list):
+        found.extend(name for name in declared if isinstance(name, str))
+    for union in ("anyOf", "oneOf"):
+        # Iterated as written: a non-list value behaves as in the reference (a string
+        # or dict contributes nothing, a number raises TypeError).
+        for choice in schema.get(union) or []:
+            found.extend(schema_types(choice))
+    if schema.get("nullable") and "null" not in found:
+        found.append("null")
+    return tuple(found)
+
+
+def coerce_argument(raw: str, types: tuple) -> object:
+    """``raw`` as the first of ``types`` it is a valid spelling of; else ``raw``."""
+    for name in types:
+        # ValueError (json.JSONDecodeError included) means "not this type, try the
+        # next"; anything else is a real error and propagates.
+        try:
+            if name == "integer":
+                try:
+                    return int(raw)
+                except ValueError:
+                    # JSON Schema integers include whole numbers written as floats: "3.0".
+                    number = float(raw)
+                    if number.is_integer():
+                        return int(number)
+                    continue
+            if name == "number":
+                number = float(raw)
+                if number != number or number in (float("inf"), float("-inf")):
+                    continue  # NaN and infinities are not JSON numbers
+                # Keep an int when the text had no fractional part ("3", "1e3").
+                return int(number) if number.is_integer() and "." not in raw else number
+            if name == "boolean":
+                word = raw.strip().lower()
+                if word in ("true", "1", "false", "0"):
+                    return word in ("true", "1")
+            if name == "null" and raw.strip() in ("null", "None"):
+                return None
+            if name in ("object", "array"):
+                decoded = _json.loads(raw)
+                if isinstance(decoded, dict if name == "object" else list):
+                    return decoded
+        except ValueError:
+            continue
+    # "string", unknown type names and failed casts all keep the text.
+    return raw
+
+
+def coerce_tool_calls(value: object, params: dict) -> object:
+    """Type the arguments of the tool call(s) in ``value``, in place; returns ``value``.
+
+    A list is walked item by item into a new list; a dict is a tool call when its
+    ``function`` is a dict with a string ``name`` and dict ``arguments``. Only
+    arguments named in the tool's properties, with a schema that admits some type,
+    are touched; an argument already typed by the content parser is left alone.
+    """
+    if isinstance(value, list):
+        return [coerce_tool_calls(item, params) for item in value]
+    function = value.get("function") if isinstance(value, dict) else None
+    if not isinstance(function, dict):
+        return value
+    name, arguments = function.get("name"), function.get("arguments")
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return value
+    properties = params.get(name)
+    if not properties:
+        return value
+    for key, argument in arguments.items():
+        types = schema_types(properties[key]) if key in properties else ()
+        if not types:
+            continue
+        if isinstance(argument, str):
+            arguments[key] = coerce_argument(argument, types)
+        elif isinstance(argument, list) and "array" not in types:
+            # Several values for one key, collected by xml-inline's merge_duplicates.
+            arguments[key] = [
+                coerce_argument(item, types) if isinstance(item, str) else item for item in argument
+            ]
+    return value
+
+
+def tool_coercer(tools: object):
+    """A ``value -> value`` typing function for ``tools``, or ``None`` if nothing to do.
+
+    ``None`` when no tool declares anything (the reference then skips typing).
+    """
+    params = tool_parameters(tools)
+    if not params:
+        return None
+    return lambda value: coerce_tool_calls(value, params)
+
+
+###}
+
+# Which sections a section calls into (none here).
+SECTION_DEPENDS: dict[str, tuple[str, ...]] = {"tool_coercion": ()}

@@ -1,0 +1,193 @@
+"""Transforms: reshape a field's parsed value with a template of placeholders.
+
+A transform is JSON-like data in which a string that is *exactly* a placeholder --
+``"{name}"`` or a dotted path ``"{content.a.b}"`` -- is replaced by the value it names;
+every other value is kept as written. The scope holds the open/close pattern's named
+captures and ``content`` (the parsed body), or, with ``transform_each``, the captures
+and the keys of each element of the parsed list.
+
+Which strings are placeholders is decided once, at compile time: :func:`transform_plan`
+turns the transform into a tree of nodes (plain data) and the runtime only walks it.
+That keeps the reference's notion of a placeholder exact -- it uses the ``regex``
+module's ``\\w``, which differs from the standard library's -- without carrying a
+pattern into generated modules. Node forms::
+
+    ["lit", value]                 value, returned as is
+    ["ref", path, root, [keys]]    the placeholder "{path}", path == ".".join([root, *keys])
+    ["dict", [[key, node], ...]]   a new dict, values transformed in order
+    ["list", [node, ...]]          a new list
+
+Behaviour is transformers 5.23.0's ``_apply_transform`` / ``process_field``: an
+undefined root is a ``KeyError``; indexing into a non-dict or a missing key is a
+``ValueError``; a ``transform_each`` value that is not a list of dicts is a
+``ValueError``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+
+###{standalone transform
+def apply_transform(node: list, scope: dict) -> object:
+    kind = node[0]
+    if kind == "ref":
+        _, path, root, keys = node
+        if root not in scope:
+            raise KeyError(
+                f"transform placeholder '{{{path}}}' names nothing in scope; "
+                f"available: {sorted(scope)}"
+            )
+        value = scope[root]
+        for key in keys:
+            if not isinstance(value, dict):
+                raise ValueError(
+                    f"transform placeholder '{{{path}}}' cannot look up '{key}' "
+                    f"in a {type(value).__name__}"
+                )
+            if key not in value:
+                raise ValueError(
+                    f"transform placeholder '{{{path}}}': no key '{key}'; "
+                    f"available: {sorted(value)}"
+                )
+            value = value[key]
+        # The value itself, not a copy: "{content}" hands the parsed value on.
+        return value
+    if kind == "dict":
+        # Fresh containers on every call: callers may mutate what they get back.
+        return {key: apply_transform(child, scope) for key, child in node[1]}
+    if kind == "list":
+        return [apply_transform(child, scope) for child in node[1]]
+    return node[1]
+
+
+def transform_content(value: object, captures: dict, node: list) -> object:
+    """The field's transform applied once, with ``content`` bound to ``value``."""
+    scope = dict(captures)
+    scope["content"] = value
+    return apply_transform(node, scope)
+
+
+###}
+
+
+###{standalone transform_each
+def transform_each(value: object, captures: dict, node: list, field_name: str) -> list:
+    """The field's transform applied to each element of a list of dicts.
+
+    An element's keys enter the scope next to the captures, and win over them.
+    """
+    if not isinstance(value, list):
+        raise ValueError(
+            f"Field '{field_name}': transform_each needs the parsed content to be a list, "
+            f"got {type(value).__name__}"
+        )
+    out = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise ValueError(
+                f"Field '{field_name}': transform_each needs every element to be a dict, "
+                f"got {type(item).__name__}"
+            )
+        scope = dict(captures)
+        scope.update(item)
+        out.append(apply_transform(node, scope))
+    return out
+
+
+###}
+
+# ----------------------------------------------------------------------------------
+# Compile time. Nothing below is copied into generated modules.
+# ----------------------------------------------------------------------------------
+
+SECTION_DEPENDS: dict[str, tuple[str, ...]] = {
+    "transform": (),
+    "transform_each": ("transform",),
+}
+
+
+@lru_cache(maxsize=1)
+def _word_characters() -> Any:
+    from rtcompiler.dialect.charsets import derive
+
+    return derive(r"\w")
+
+
+def _is_word(segment: str) -> bool:
+    words = _word_characters()
+    return bool(segment) and all(ord(ch) in words for ch in segment)
+
+
+def _dotted_path(text: str) -> bool:
+    """``text`` is one or more runs of word characters joined by single dots."""
+    return all(_is_word(part) for part in text.split("."))
+
+
+def placeholder_path(text: str) -> str | None:
+    """The dotted path if ``text`` is exactly one placeholder, else ``None``."""
+    if len(text) >= 3 and text[0] == "{" and text[-1] == "}" and _dotted_path(text[1:-1]):
+        return text[1:-1]
+    return None
+
+
+def contains_placeholder(text: str) -> bool:
+    """Whether a placeholder occurs anywhere in ``text``.
+
+    After a ``{``, take the longest run of word characters and dots: a placeholder
+    starts there exactly when that run is a dotted path and a ``}`` follows it (a
+    shorter path would be followed by a word character or a dot, never ``}``).
+    """
+    start = text.find("{")
+    while start != -1:
+        end = start + 1
+        while end < len(text) and (text[end] == "." or _is_word(text[end])):
+            end += 1
+        if end < len(text) and text[end] == "}" and _dotted_path(text[start + 1 : end]):
+            return True
+        start = text.find("{", start + 1)
+    return False
+
+
+def check_transform_strings(scope: str, transform: Any) -> None:
+    """Refuse a string that mixes a placeholder with other text, as the loader does.
+
+    Interpolation (``"call {name} now"``) is not supported; the reference raises
+    ``ValueError`` when the template loads.
+    """
+    if isinstance(transform, dict):
+        for child in transform.values():
+            check_transform_strings(scope, child)
+    elif isinstance(transform, list):
+        for child in transform:
+            check_transform_strings(scope, child)
+    elif (
+        isinstance(transform, str)
+        and contains_placeholder(transform)
+        and placeholder_path(transform) is None
+    ):
+        raise ValueError(
+            f"{scope}: transform string {transform!r} mixes a {{placeholder}} with other "
+            'text; write a whole-string placeholder such as "{content}" or a plain literal '
+            "(string interpolation is not supported)"
+        )
+
+
+def transform_plan(transform: Any) -> list:
+    """The node tree the runtime walks for ``transform``."""
+    if isinstance(transform, dict):
+        return ["dict", [[key, transform_plan(child)] for key, child in transform.items()]]
+    if isinstance(transform, list):
+        return ["list", [transform_plan(child) for child in transform]]
+    if isinstance(transform, str):
+        path = placeholder_path(transform)
+        if path is not None:
+            root, *keys = path.split(".")
+            return ["ref", path, root, keys]
+    return ["lit", transform]
+
+
+def transform_sections(each: bool) -> tuple[str, ...]:
+    """The runtime sections a field's transform needs, in file order."""
+    return ("transform", "transform_each") if each else ("transform",)
