@@ -86,14 +86,21 @@ class Machine:
             return None, hit
         return frozenset(still_open), hit
 
-    def run_body(self, body, prev: int, c: int) -> tuple[int, frozenset, bool]:
+    def run_body(self, body, prev: int, c: int):
         """Close a lookahead body's sub-threads at this position.
 
+        ``body`` is ordered by priority, like the main thread list: a backtracking
+        matcher explores the body's paths in that order, and in a partial search
+        the first path to run into the end makes the match partial even if a
+        later path would satisfy the lookahead.
+
         Returns ``(SAT | FAIL | PENDING, the sub-threads waiting for the next
-        character, whether some path ran into the end of the text)``.
+        character, in priority order, whether a path ran into the end before
+        any path matched)``.
         """
-        post: set[tuple] = set()
-        seen: set[tuple] = set()
+        post: list = []
+        posted: set = set()
+        seen: set = set()
         hit = False
         for state0, obligations0 in body:
             settled, settled_hit = self.settle(obligations0, prev, c)
@@ -107,8 +114,9 @@ class Machine:
                     continue
                 seen.add((s, ob))
                 if s == GHOST:
-                    if ob:
-                        post.add((s, ob))
+                    if ob and (s, ob) not in posted:
+                        posted.add((s, ob))
+                        post.append((s, ob))
                     continue
                 st = self.states[s]
                 kind = st[0]
@@ -116,7 +124,8 @@ class Machine:
                     if c == EOF:
                         hit = True
                     else:
-                        post.add((s, ob))
+                        posted.add((s, ob))
+                        post.append((s, ob))
                 elif kind == SPLIT:
                     stack.extend((t, ob) for t in reversed(st[1]))
                 elif kind == SAVE:
@@ -137,11 +146,12 @@ class Machine:
                         stack.append((GHOST, ob))
                 else:  # MATCH
                     if not ob:
-                        return SAT, _NO_OBLIGATIONS, hit
-                    post.add((s, ob))
+                        return SAT, (), hit
+                    posted.add((s, ob))
+                    post.append((s, ob))
         if c == EOF or not post:
-            return FAIL, _NO_OBLIGATIONS, hit
-        return PENDING, frozenset(post), hit
+            return FAIL, (), hit
+        return PENDING, tuple(post), hit
 
     # -- the main thread list (ordered, with payloads) ------------------------
 
@@ -231,18 +241,18 @@ class Machine:
     def step_obligations(self, obligations: frozenset, c: int) -> frozenset:
         return frozenset((look, self.step_body(body, c)) for look, body in obligations)
 
-    def step_body(self, body: frozenset, c: int) -> frozenset:
-        out = set()
+    def step_body(self, body: tuple, c: int) -> tuple:
+        out: dict = {}  # ordered, first occurrence wins (priority order)
         for s, ob in body:
             stepped = self.step_obligations(ob, c) if ob else ob
             if s >= 0 and self.states[s][0] == CHAR:
                 if c in self.accepts[self.states[s][1]]:
-                    out.add((self.states[s][2], stepped))
+                    out.setdefault((self.states[s][2], stepped), None)
                 elif stepped:
-                    out.add((GHOST, stepped))
+                    out.setdefault((GHOST, stepped), None)
             else:
-                out.add((s, stepped))
-        return frozenset(out)
+                out.setdefault((s, stepped), None)
+        return tuple(out)
 
 
 class CharClasses:
