@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..automata import compile_regex
+from ..dialect.errors import PatternError
 from ..runtime import content as content_runtime
 from ..runtime import transform as transform_runtime
-from ..template import Field
+from ..template import Field, TemplateError
 from .literals import literal
 
 if TYPE_CHECKING:
@@ -44,7 +46,9 @@ def field_function(
     """Source of ``name(body, captures)`` for field ``f``, and the sections it uses."""
     plan = content_runtime.content_plan(f.content, f.content_args)
     sections = [(CONTENT, s) for s in plan.sections]
-    content_fn = _content_function(f"_content_{index}", plan, module, sections)
+    content_fn = _content_function(
+        f"_content_{index}", plan, module, sections, f"fields.{f.name}.content_args"
+    )
     lines = [f"def {name}(body, captures):"]
     if f.transform is None:
         lines.append(f"    return {content_fn}(body)")
@@ -61,8 +65,21 @@ def field_function(
     return "\n".join(lines) + "\n", sections
 
 
+def _check_tag_pattern(pattern: str, where: str) -> None:
+    """An xml-inline tag pattern must be in our dialect: refuse it when compiling.
+
+    (transformers only fails when a region of the field is parsed, with
+    ``regex.error``; a generated module cannot raise that type, and a template
+    that can never parse such a region is better refused up front.)
+    """
+    try:
+        compile_regex(pattern)
+    except PatternError as e:
+        raise TemplateError(where, str(e)) from None
+
+
 def _content_function(
-    name: str, plan: content_runtime.ContentPlan, module: _Module, sections: list
+    name: str, plan: content_runtime.ContentPlan, module: _Module, sections: list, where: str
 ) -> str:
     """Emit ``name(body)`` for ``plan`` (recursively for nested value parsers)."""
     args = f"_ARGS{name}"
@@ -71,10 +88,13 @@ def _content_function(
     if plan.function in ("parse_xml_inline", "parse_kv_lines"):
         nested = "None"
         if plan.value_parser is not None:
-            nested = _content_function(f"{name}_value", plan.value_parser, module, sections)
+            nested = _content_function(
+                f"{name}_value", plan.value_parser, module, sections, where + ".value_parser.args"
+            )
         if plan.function == "parse_xml_inline":
             finditer = "None"
             if plan.tag_pattern is not None:
+                _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern")
                 finditer = f"_REGEXES[{module.regex(plan.tag_pattern)}].finditer"
             call += f", {finditer}"
         call += f", {nested}"
