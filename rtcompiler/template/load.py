@@ -1,0 +1,416 @@
+"""Validate a response-template spec and build the :class:`Template` model.
+
+The rules are those of transformers 5.23.0 (``load_response_template``): a spec that
+it rejects with ``ValueError`` we reject with :class:`TemplateError`, and a spec that
+it accepts we accept, including what it accepts without looking (``content_args``,
+``defaults`` values, the type of ``repeats`` and ``optional``). The checks run in the
+reference's order, so that when a spec breaks several rules the one reported is the
+one transformers reports. We refuse more only where the reference cannot be followed:
+
+* a spec that is not JSON data (the reference takes e.g. a ``bytes`` pattern, a tuple
+  inside a transform, or a non-string field name; none can come from a JSON file);
+* where the reference crashes with ``TypeError``/``RecursionError`` instead of
+  validating (a non-string pattern, an unhashable ``content``, a pattern nested too
+  deeply for ``regex``); we say what is wrong instead;
+* a valid ``regex`` pattern that rtcompiler's dialect does not support
+  (:class:`UnsupportedPatternError`, naming the construct and its column).
+
+>>> t = load_template({
+...     "start_anchor": "<|im_start|>assistant\\n",
+...     "fields": {
+...         "reasoning_content": {"open": "<think>", "close": "</think>"},
+...         "content": {},
+...         "tool_calls": {"open": "<tool_call>", "close": "</tool_call>",
+...                        "content": "json", "repeats": True},
+...     },
+... })
+>>> [f.name for f in t.fields], t.implicit
+(['reasoning_content', 'content', 'tool_calls'], 'content')
+>>> load_template({"start_anchor": "a", "fields": {"c": {"join": ","}}})
+Traceback (most recent call last):
+...
+rtcompiler.template.errors.TemplateError: fields.c: 'join' requires 'repeats': true
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from ..dialect import PatternError, parse_pattern
+from .errors import TemplateError, UnsupportedPatternError
+from .model import Delimiter, Field, Template
+
+TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
+FIELD_KEYS = frozenset(
+    {
+        "open",
+        "open_pattern",
+        "close",
+        "close_pattern",
+        "content",
+        "content_args",
+        "repeats",
+        "join",
+        "optional",
+        "transform",
+        "transform_each",
+    }
+)
+CONTENT_PARSERS = ("bool", "float", "int", "json", "kv-lines", "text", "xml-inline")
+SUPPORTED_VERSION = 1
+# Objects and arrays nested deeper than this are refused (real templates nest ~5 deep).
+MAX_DEPTH = 100
+
+# A transform placeholder: a brace-enclosed dotted path of word runs ("{content.args}").
+# \w is the ``regex`` module's (Unicode) one, the module transformers matches with.
+_PLACEHOLDER = regex.compile(r"\{(?:\w+\.)*\w+\}")
+# Keys that read well after a dot in a path; anything else is written as ["..."].
+_PLAIN_KEY = regex.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+
+
+# -- paths and messages ---------------------------------------------------------------
+
+
+def child_path(path: str, key: str | int) -> str:
+    """The path of ``key`` inside the value at ``path``.
+
+    >>> child_path("", "fields"), child_path("fields", "tool_calls")
+    ('fields', 'fields.tool_calls')
+    >>> child_path("fields.x.open", 2), child_path("fields", "a.b")
+    ('fields.x.open[2]', 'fields["a.b"]')
+    """
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if _PLAIN_KEY.fullmatch(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def _kind(value: object) -> str:
+    """The JSON name of a value's type, as a template author would say it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _quoted(names: list[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+# -- the template -----------------------------------------------------------------------
+
+
+def load_template(spec: Any) -> Template:
+    """Check ``spec`` against every template rule and build its :class:`Template`.
+
+    Raises :class:`TemplateError` (a ``ValueError``) naming the first broken rule and
+    where it is. ``spec`` is not modified; the result holds a deep copy of it.
+    """
+    if not isinstance(spec, dict):
+        raise TemplateError("", f"a response template must be a JSON object, got {_kind(spec)}")
+    _require_json_data(spec)
+    # Validate and build from a private copy; keep another untouched one as ``raw``, so
+    # that nothing done to the model's dicts can change what the hash says.
+    raw = copy.deepcopy(spec)
+    spec = copy.deepcopy(spec)
+
+    # Equality, not identity or type: the reference lets 1.0 and true through as 1.
+    version = spec.get("version", SUPPORTED_VERSION)
+    if version != SUPPORTED_VERSION:
+        raise TemplateError(
+            "version", f"only version {SUPPORTED_VERSION} is defined, got {version!r}"
+        )
+    unknown = sorted(set(spec) - TEMPLATE_KEYS)
+    if unknown:
+        raise TemplateError(
+            unknown[0],
+            f"unknown top-level key(s) {_quoted(unknown)}; "
+            f"a template has only {_quoted(sorted(TEMPLATE_KEYS))}",
+        )
+    defaults = spec.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise TemplateError("defaults", f"must be an object, got {_kind(defaults)}")
+    raw_fields = spec.get("fields", {})
+    if not isinstance(raw_fields, dict) or not raw_fields:
+        raise TemplateError(
+            "fields", "must be a non-empty object mapping each field name to its spec"
+        )
+
+    fields = tuple(_load_field(name, field_spec) for name, field_spec in raw_fields.items())
+
+    implicit = [f.name for f in fields if f.open is None]
+    if len(implicit) > 1:
+        raise TemplateError(
+            "fields",
+            "at most one field may have neither 'open' nor 'open_pattern' (it takes the text "
+            f"outside every other region); found {len(implicit)}: {_quoted(implicit)}",
+        )
+
+    start_anchor = _load_delimiter("", spec, "start_anchor", "start_anchor_pattern")
+    if start_anchor is None:
+        raise TemplateError(
+            "",
+            "one of 'start_anchor' or 'start_anchor_pattern' is required "
+            "(it marks where the assistant message starts in the prompt)",
+        )
+
+    return Template(
+        defaults=defaults,
+        fields=fields,
+        implicit=implicit[0] if implicit else None,
+        start_anchor=start_anchor,
+        raw=raw,
+    )
+
+
+def _require_json_data(spec: dict[Any, Any]) -> None:
+    """Refuse anything ``json.load`` could not have produced, or nested absurdly deep.
+
+    The model keeps the spec as data and hashes its canonical JSON, so it has to be
+    JSON. The depth bound keeps every later recursive walk (copying, hashing, the
+    compiler's) far from Python's recursion limit; the reference itself crashes with
+    ``RecursionError`` on a deep enough transform.
+    """
+    stack: list[tuple[str, Any, int]] = [("", spec, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if value is None or isinstance(value, (str, bool, int, float)):
+            continue
+        if depth >= MAX_DEPTH:
+            raise TemplateError(path, f"nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise TemplateError(
+                        path, f"object keys must be strings, found {type(key).__name__} {key!r}"
+                    )
+                stack.append((child_path(path, key), item, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((child_path(path, i), item, depth + 1) for i, item in enumerate(value))
+        else:
+            raise TemplateError(path, f"{type(value).__name__} is not JSON data")
+
+
+# -- fields -----------------------------------------------------------------------------
+
+
+def _load_field(name: str, raw: Any) -> Field:
+    path = child_path("fields", name)
+    if not isinstance(raw, dict):
+        raise TemplateError(path, f"a field spec must be an object, got {_kind(raw)}")
+    unknown = sorted(set(raw) - FIELD_KEYS)
+    if unknown:
+        raise TemplateError(
+            child_path(path, unknown[0]),
+            f"unknown field key(s) {_quoted(unknown)}; a field has only "
+            f"{_quoted(sorted(FIELD_KEYS))}",
+        )
+    content = raw.get("content", "text")
+    # The isinstance test comes first: the reference looks an unhashable value up in a
+    # dict and crashes with TypeError; any non-string is an unknown parser to us.
+    if not isinstance(content, str) or content not in CONTENT_PARSERS:
+        raise TemplateError(
+            child_path(path, "content"),
+            f"unknown content parser {content!r}; known: {_quoted(list(CONTENT_PARSERS))}",
+        )
+    open_ = _load_delimiter(path, raw, "open", "open_pattern")
+    close = _load_delimiter(path, raw, "close", "close_pattern")
+
+    # An explicit null is the same as leaving a key out, for join and transform alike.
+    join = raw.get("join")
+    if join is not None and not isinstance(join, str):
+        raise TemplateError(child_path(path, "join"), f"must be a string, got {_kind(join)}")
+    repeats = raw.get("repeats", False)
+    if join is not None and not repeats:
+        raise TemplateError(path, "'join' requires 'repeats': true")
+
+    transform_each = raw.get("transform_each", False)
+    if not isinstance(transform_each, bool):
+        raise TemplateError(
+            child_path(path, "transform_each"),
+            f"must be true or false, got {_kind(transform_each)}",
+        )
+    transform = raw.get("transform")
+    if transform_each and transform is None:
+        raise TemplateError(path, "'transform_each': true requires a 'transform'")
+    if transform is not None:
+        _check_transform(child_path(path, "transform"), transform)
+    else:
+        _forbid_unused_captures(path, raw, open_, close)
+
+    return Field(
+        name=name,
+        open=open_,
+        close=close,
+        content=content,
+        content_args=raw.get("content_args", {}),
+        # The reference only ever asks these for their truth value.
+        repeats=bool(repeats),
+        join=join,
+        optional=bool(raw.get("optional", True)),
+        transform=transform,
+        transform_each=transform_each,
+    )
+
+
+def _check_transform(path: str, transform: Any) -> None:
+    """A transform string is either one whole placeholder or plain text, never a mix.
+
+    Only object values and array items are looked at, as in the reference: object keys
+    are never substituted, so they may contain anything.
+    """
+    stack: list[tuple[str, Any]] = [(path, transform)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            # Reversed so that the first offending string in document order is reported.
+            stack.extend((child_path(where, k), v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(reversed([(child_path(where, i), v) for i, v in enumerate(value)]))
+        elif (
+            isinstance(value, str)
+            and _PLACEHOLDER.search(value)
+            and not _PLACEHOLDER.fullmatch(value)
+        ):
+            raise TemplateError(
+                where,
+                f"{value!r} mixes a {{placeholder}} with other text; a transform string "
+                "is either exactly one placeholder or plain text (no interpolation)",
+            )
+
+
+def _forbid_unused_captures(
+    path: str, raw: dict[str, Any], open_: Delimiter | None, close: Delimiter | None
+) -> None:
+    """Named groups reach the output only through a transform; without one they are lost."""
+    for key, delimiter in (("open_pattern", open_), ("close_pattern", close)):
+        if delimiter is not None and delimiter.group_names:
+            raise TemplateError(
+                child_path(path, key),
+                f"named group(s) {_quoted(list(delimiter.group_names))} need a 'transform' "
+                "to use them (without one their text is silently dropped); add a transform "
+                "or make the groups unnamed",
+            )
+
+
+# -- delimiters -------------------------------------------------------------------------
+
+
+def _load_delimiter(
+    path: str, container: dict[str, Any], literal_key: str, pattern_key: str
+) -> Delimiter | None:
+    """The delimiter given by ``literal_key`` or ``pattern_key`` of ``container``, if any."""
+    if literal_key in container and pattern_key in container:
+        raise TemplateError(
+            path, f"'{literal_key}' and '{pattern_key}' are mutually exclusive; give only one"
+        )
+    if literal_key in container:
+        return _literal_delimiter(child_path(path, literal_key), container[literal_key])
+    if pattern_key in container:
+        return _pattern_delimiter(child_path(path, pattern_key), container[pattern_key])
+    return None
+
+
+def _literal_delimiter(path: str, value: Any) -> Delimiter:
+    if isinstance(value, str):
+        if value == "":
+            raise TemplateError(path, "an empty literal would match everywhere")
+        return Delimiter.from_literals([value])
+    if not isinstance(value, list):
+        raise TemplateError(path, f"must be a string or an array of strings, got {_kind(value)}")
+    if not value:
+        raise TemplateError(path, "an empty array of literals can never match; give at least one")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise TemplateError(child_path(path, i), f"literals must be strings, got {_kind(item)}")
+    for i, item in enumerate(value):
+        if item == "":
+            raise TemplateError(child_path(path, i), "an empty literal would match everywhere")
+    return Delimiter.from_literals(value)
+
+
+def _pattern_delimiter(path: str, value: Any) -> Delimiter:
+    if not isinstance(value, str):
+        # The reference hands this to regex.compile and crashes with TypeError.
+        raise TemplateError(path, f"a pattern must be a string, got {_kind(value)}")
+    try:
+        regex.compile(value, regex.DOTALL)
+    except regex.error as e:
+        where = f" at position {e.pos}" if isinstance(e.pos, int) else ""
+        raise TemplateError(path, f"invalid regex {value!r}: {e.msg}{where}") from None
+    except RecursionError:
+        # regex's own parser is recursive; the reference crashes here.
+        raise TemplateError(path, "regex nested too deeply to compile") from None
+    try:
+        parse_pattern(value)
+    except PatternError as e:
+        raise UnsupportedPatternError(path, e.construct, e.column, value) from None
+    except RecursionError:
+        raise UnsupportedPatternError(path, "nesting too deep", 0, value) from None
+    return Delimiter.from_pattern(value)
+
+
+# -- files ------------------------------------------------------------------------------
+
+TOKENIZER_CONFIG = "tokenizer_config.json"
+
+
+def load_template_file(path: str | os.PathLike[str]) -> Template:
+    """Load a template from disk.
+
+    ``path`` is a template JSON file, a ``tokenizer_config.json`` with a
+    ``response_template`` key, or a model folder holding such a
+    ``tokenizer_config.json``. File problems are :class:`TemplateError` whose ``path``
+    is the file's name; problems inside the template have template paths, as from
+    :func:`load_template`.
+    """
+    file = Path(path)
+    if file.is_dir():
+        file = file / TOKENIZER_CONFIG
+    name = str(file)
+    try:
+        # utf-8-sig: a byte-order mark in front of the JSON is harmless; tolerate it.
+        text = file.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise TemplateError(name, "no such file") from None
+    except UnicodeDecodeError as e:
+        raise TemplateError(name, f"not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise TemplateError(name, f"cannot read the file: {e.strerror or e}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise TemplateError(
+            name, f"not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
+        ) from None
+    except RecursionError:
+        raise TemplateError(name, "JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise TemplateError(name, f"expected a JSON object, got {_kind(data)}")
+    spec = data.get("response_template")
+    if spec is not None:
+        return load_template(spec)
+    # transformers writes no key, or null, for a tokenizer without a template.
+    if file.name == TOKENIZER_CONFIG or "fields" not in data:
+        raise TemplateError(
+            name,
+            "no 'response_template' here: neither a tokenizer config holding one "
+            "nor a response template (which has 'fields')",
+        )
+    return load_template(data)
