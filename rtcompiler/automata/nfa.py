@@ -44,7 +44,7 @@ class Nfa:
     group_names: dict[str, int]
     group_count: int
     # The facts the ``regex`` module's partial search depends on (see search.py).
-    min_width: int
+    needs_input: bool
     anchored: bool
     uses_word_boundary: bool
     uses_start: bool
@@ -64,7 +64,7 @@ def compile_nfa(pattern: ast.Pattern | str) -> Nfa:
         charsets=tuple(builder.charsets),
         group_names=dict(pattern.group_names),
         group_count=pattern.group_count,
-        min_width=min_width(pattern.root),
+        needs_input=needs_input(pattern.root),
         anchored=is_anchored(pattern.root),
         uses_word_boundary=builder.uses_word_boundary,
         uses_start=builder.uses_start,
@@ -168,6 +168,28 @@ def min_width(node: ast.Node) -> int:
     if isinstance(node, ast.Repeat):
         return node.min * min_width(node.item)
     return 0
+
+
+def needs_input(node: ast.Node) -> bool:
+    """Whether every match must read a character, lookahead bodies included.
+
+    This is what decides ``regex``'s partial fast path at the end of the text
+    (rule 3 in search.py): ``(?=^x)`` counts (its positive lookahead needs a
+    character), ``(?!x)`` does not, nor does anything that can match empty.
+    """
+    if isinstance(node, ast.Chars):
+        return True
+    if isinstance(node, ast.Concat):
+        return any(needs_input(item) for item in node.items)
+    if isinstance(node, ast.Alternation):
+        return all(needs_input(alt) for alt in node.alternatives)
+    if isinstance(node, ast.Group):
+        return needs_input(node.item)
+    if isinstance(node, ast.Repeat):
+        return node.min > 0 and needs_input(node.item)
+    if isinstance(node, ast.Lookahead):
+        return not node.negative and needs_input(node.item)
+    return False
 
 
 def is_anchored(node: ast.Node) -> bool:

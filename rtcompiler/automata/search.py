@@ -64,7 +64,7 @@ class Regex(CompiledRegex):
                 "charsets": [[list(r) for r in cs.ranges] for cs in nfa.charsets],
                 "group_names": dict(nfa.group_names),
                 "group_count": nfa.group_count,
-                "min_width": nfa.min_width,
+                "needs_input": nfa.needs_input,
                 "anchored": nfa.anchored,
                 "uses_word_boundary": nfa.uses_word_boundary,
                 "uses_start": nfa.uses_start,

@@ -279,17 +279,17 @@ class Program:
 
     __slots__ = (
         "source", "states", "start", "group_names", "group_count",
-        "min_width", "anchored", "uses_word_boundary", "uses_start",
+        "needs_input", "anchored", "uses_word_boundary", "uses_start",
     )
 
     def __init__(self, source, states, start, group_names, group_count,
-                 min_width, anchored, uses_word_boundary, uses_start) -> None:
+                 needs_input, anchored, uses_word_boundary, uses_start) -> None:
         self.source = source
         self.states = states
         self.start = start
         self.group_names = group_names
         self.group_count = group_count
-        self.min_width = min_width
+        self.needs_input = needs_input
         self.anchored = anchored
         self.uses_word_boundary = uses_word_boundary
         self.uses_start = uses_start
@@ -303,7 +303,7 @@ def regex_from_data(data: dict) -> CompiledRegex:
     )
     program = Program(
         data["pattern"], states, n["start"], dict(n["group_names"]), n["group_count"],
-        n["min_width"], n["anchored"], n["uses_word_boundary"], n["uses_start"],
+        n["needs_input"], n["anchored"], n["uses_word_boundary"], n["uses_start"],
     )
     a = data["alphabet"]
     interval_class = tuple(a["interval_class"])
@@ -627,7 +627,7 @@ class Scanner:
             return None
         if hit is not None and hit < n:
             return Match(hit, n, True, resolve=self._groups(hit, n, True))
-        if rx.nfa.min_width > 0 and not rx.nfa.anchored:
+        if rx.nfa.needs_input and not rx.nfa.anchored:
             return Match(n, n, True, {name: None for name in rx.nfa.group_names})
         if hit is not None:
             return Match(n, n, True, resolve=self._groups(n, n, True))

@@ -79,7 +79,7 @@ class Lit:
 
 @dataclass(frozen=True)
 class Token:
-    """A ready-made single token: ``.``, ``\\d``, a class, an anchor."""
+    """A ready-made single token: ``.``, ``\\d`` and the like, or an anchor."""
 
     source: str
     width: int  # 1: consumes a character; 0: an anchor
@@ -455,6 +455,18 @@ def nullable_loops(draw: st.DrawFn) -> str:
     loop = Repeat(Group(kind, body), lo, hi, draw(st.booleans()), spelling)
     before, after = draw(leaves()), draw(leaves())
     return render(Seq((before, loop, after)), draw(st.sampled_from(("", "", "(?i)"))))
+
+
+@st.composite
+def named_groups_in_lookaheads(draw: st.DrawFn) -> str:
+    """A pattern with a named group inside a lookahead: ``regex`` accepts it, we must not."""
+    inside = _Renderer(verbose=False, in_lookahead=1)  # no other named group in there
+    x, y, z = draw(_trees(1)), draw(leaves()), draw(leaves())
+    name = draw(st.sampled_from(NAMES))
+    look = f"(?{draw(st.sampled_from('=!'))}{inside.render(y)}(?P<{name}>{inside.render(x)}))"
+    outside = _Renderer(verbose=False)
+    before, after = outside.render_in_seq(z), outside.render_in_seq(draw(leaves()))
+    return before + look + after
 
 
 # -- texts -----------------------------------------------------------------------

@@ -447,3 +447,13 @@ def test_partial_groups_with_required_literal_string() -> None:
     assert both(r"(?P<n>a)*ab", "aa") == (0, 2, True, {"n": "a"})
     assert both(r"(?P<n>a)?[ab]b", "a") == (0, 1, True, {"n": "a"})
     assert both(r"(?P<n>a)?a(?:b|c)", "a") == (0, 1, True, {"n": "a"})
+
+def test_end_fast_path_counts_positive_lookahead_bodies() -> None:
+    """At the end, a pattern whose positive lookahead needs a character takes the fast path,
+    even though the lookahead itself is zero-width; a negative lookahead does not count.
+    """
+    assert both(r"(?=^x)", "a", 1) == (1, 1, True, {})
+    assert both(r"(?=^<tool_call>)", "<", 1) == (1, 1, True, {})
+    assert both(r"(?=(?=^x))", "a", 1) == (1, 1, True, {})
+    assert both(r"(?=^x|^)", "a", 1) is None
+    assert both(r"(?!^x)(?!)", "a", 1) is None
