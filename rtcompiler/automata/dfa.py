@@ -97,7 +97,7 @@ class Dfa:
         threads, seeking, _ = self.keys[sid]
         seeded = list(threads)
         if seeking:
-            seeded.append((self.nfa.start, frozenset(), (CUR, _UNSET)))
+            seeded.append((self.nfa.start, (), (CUR, _UNSET)))
         return seeded
 
     def step(self, sid: int, c: int) -> tuple[int, tuple[int, ...], Any]:

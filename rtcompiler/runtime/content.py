@@ -37,6 +37,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+# Annotations inside sections that name non-builtin types are strings, so that the
+# sections run without these imports (a generated module has none of them).
+Finditer = Callable[[str], Iterable[Any]]
+ValueParser = Callable[[Any], Any]
+
 ###{standalone content_error
 # Exceptions a plan can be told to raise, by name, so that plans stay plain data.
 _CONTENT_ERRORS = {
@@ -165,7 +170,12 @@ def parse_json(body: str, args: dict) -> object:
 
 
 ###{standalone xml_inline
-def parse_xml_inline(body: str, args: dict, finditer: object, value_parser: object) -> dict:
+def parse_xml_inline(
+    body: str,
+    args: dict,
+    finditer: "Finditer | None",  # noqa: UP037
+    value_parser: "ValueParser | None",  # noqa: UP037
+) -> dict:
     """Flat XML-ish tags as a dict: one entry per match of the tag pattern.
 
     ``args``: ``tag_pattern`` (for messages) and ``merge_duplicates`` (boolean).
@@ -205,7 +215,7 @@ def parse_xml_inline(body: str, args: dict, finditer: object, value_parser: obje
 
 
 ###{standalone kv_lines
-def parse_kv_lines(body: str, args: dict, value_parser: object) -> dict:
+def parse_kv_lines(body: str, args: dict, value_parser: "ValueParser | None") -> dict:  # noqa: UP037
     """``key<kv_sep>value`` lines as a dict; other lines are skipped.
 
     ``args``: ``line_sep`` and ``kv_sep`` (as written in the template, defaults
@@ -438,10 +448,10 @@ def _escape_code_point(cp: int) -> str:
     return f"\\U{cp:08x}"
 
 
-FinditerFactory = Callable[[str], Callable[[str], Iterable[Any]]]
+FinditerFactory = Callable[[str], Finditer]
 
 
-def _engine_finditer(pattern: str) -> Callable[[str], Iterable[Any]]:
+def _engine_finditer(pattern: str) -> Finditer:
     from rtcompiler.automata import compile_regex
 
     return compile_regex(pattern).finditer

@@ -40,7 +40,7 @@ PREV_START, PREV_WORD, PREV_OTHER = 0, 1, 2
 SAT, FAIL, PENDING = 0, 1, 2
 
 
-_NO_OBLIGATIONS = frozenset()
+_NO_OBLIGATIONS = ()
 
 
 class Machine:
@@ -63,28 +63,27 @@ class Machine:
 
     # -- lookahead bodies (sets, existence semantics) -------------------------
 
-    def settle(self, obligations: frozenset, prev: int, c: int) -> tuple[frozenset | None, bool]:
-        """Advance a thread's obligations to this position.
+    def settle(self, obligations: tuple, prev: int, c: int):
+        """Advance a thread's obligations (oldest first) to this position.
 
         Returns ``(obligations still open, or None if the thread dies; whether a
-        lookahead body ran into the end of the text)``.
+        lookahead body ran into the end of the text; the obligations a ghost
+        must keep when the thread dies)``. A backtracking matcher decides each
+        lookahead before going on, so when one fails, the older ones that are
+        still open were already being explored: they live on as a ghost.
         """
         if not obligations:
-            return obligations, False
+            return obligations, False, None
         still_open = []
         hit = False
-        dies = False
         for look, body in obligations:
             status, post, body_hit = self.run_body(body, prev, c)
             hit = hit or body_hit
-            negative = self.states[look][1]
             if status == PENDING:
                 still_open.append((look, post))
-            elif (status == SAT) == negative:
-                dies = True
-        if dies:
-            return None, hit
-        return frozenset(still_open), hit
+            elif (status == SAT) == self.states[look][1]:
+                return None, hit, tuple(still_open)
+        return tuple(still_open), hit, None
 
     def run_body(self, body, prev: int, c: int):
         """Close a lookahead body's sub-threads at this position.
@@ -103,11 +102,15 @@ class Machine:
         seen: set = set()
         hit = False
         for state0, obligations0 in body:
-            settled, settled_hit = self.settle(obligations0, prev, c)
+            settled, settled_hit, ghost = self.settle(obligations0, prev, c)
             hit = hit or settled_hit
             if settled is None:
-                continue
-            stack = [(state0, settled)]
+                if ghost:
+                    stack = [(GHOST, ghost)]
+                else:
+                    continue
+            else:
+                stack = [(state0, settled)]
             while stack:
                 s, ob = stack.pop()
                 if (s, ob) in seen:
@@ -139,7 +142,7 @@ class Machine:
                     status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
                     hit = hit or look_hit
                     if status == PENDING:
-                        stack.append((st[3], ob | {(s, look_post)}))
+                        stack.append((st[3], ob + ((s, look_post),)))
                     elif (status == SAT) != st[1]:
                         stack.append((st[3], ob))
                     elif ob:
@@ -175,12 +178,15 @@ class Machine:
         seen: set[tuple] = set()
         hit = None
         for state0, obligations0, payload0 in threads:
-            settled, settled_hit = self.settle(obligations0, prev, c)
+            settled, settled_hit, ghost = self.settle(obligations0, prev, c)
             if settled_hit and hit is None:
                 hit = payload0
             if settled is None:
-                continue
-            stack = [(state0, settled, payload0)]
+                if not ghost:
+                    continue
+                stack = [(GHOST, ghost, payload0)]
+            else:
+                stack = [(state0, settled, payload0)]
             while stack:
                 s, ob, payload = stack.pop()
                 if (s, ob) in seen:
@@ -212,7 +218,7 @@ class Machine:
                     if look_hit and hit is None:
                         hit = payload
                     if status == PENDING:
-                        stack.append((st[3], ob | {(s, look_post)}, payload))
+                        stack.append((st[3], ob + ((s, look_post),), payload))
                     elif (status == SAT) != st[1]:
                         stack.append((st[3], ob, payload))
                     elif ob:
@@ -238,8 +244,8 @@ class Machine:
                 out.append((s, stepped, payload))
         return out
 
-    def step_obligations(self, obligations: frozenset, c: int) -> frozenset:
-        return frozenset((look, self.step_body(body, c)) for look, body in obligations)
+    def step_obligations(self, obligations: tuple, c: int) -> tuple:
+        return tuple((look, self.step_body(body, c)) for look, body in obligations)
 
     def step_body(self, body: tuple, c: int) -> tuple:
         out: dict = {}  # ordered, first occurrence wins (priority order)
@@ -463,7 +469,7 @@ class CompiledRegex:
         """The leftmost-first match at ``start`` that is not empty, if any."""
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
-        threads: list = [(self.nfa.start, frozenset(), (slots, -1))]
+        threads: list = [(self.nfa.start, (), (slots, -1))]
         best = None
         i = start
         while threads or i == start:
@@ -496,7 +502,7 @@ class CompiledRegex:
             return {}
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
-        threads: list = [(self.nfa.start, frozenset(), (slots, -1))]
+        threads: list = [(self.nfa.start, (), (slots, -1))]
         best = None
         i = start
         while True:

@@ -21,9 +21,11 @@ from __future__ import annotations
 ###{standalone tool_coercion
 import json as _json  # noqa: E402
 import types as _types  # noqa: E402
+from collections.abc import Callable, Iterable
+from typing import Any
 
 
-def tool_parameters(tools: object) -> dict:
+def tool_parameters(tools: "Iterable[Any] | None") -> dict:  # noqa: UP037
     """Tool name -> its parameters' ``properties`` (``{}`` when it has none).
 
     Tools may be wrapped (``{"type": "function", "function": {...}}``) or bare
@@ -140,7 +142,7 @@ def coerce_tool_calls(value: object, params: dict) -> object:
     return value
 
 
-def tool_coercer(tools: object):
+def tool_coercer(tools: "Iterable[Any] | None") -> "Callable[[Any], Any] | None":  # noqa: UP037
     """A ``value -> value`` typing function for ``tools``, or ``None`` if nothing to do.
 
     ``None`` when no tool declares anything (the reference then skips typing).
