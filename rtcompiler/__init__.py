@@ -7,3 +7,7 @@ The pipeline, one package per stage:
 """
 
 __version__ = "0.1.0"
+
+from .template.functions import tool_schema  # noqa: E402
+
+__all__ = ["__version__", "tool_schema"]

@@ -195,12 +195,14 @@ def needs_input(node: ast.Node) -> bool:
 def is_anchored(node: ast.Node) -> bool:
     """Whether ``regex`` treats the pattern as anchored at the start of the string.
 
-    Found by experiment: a leading ``\\A`` or ``^``, through non-capturing groups
-    and alternations whose every branch is anchored, but not through a capturing
-    group, a quantifier or a lookahead.
+    Found by experiment: a leading ``\\A`` or ``^``, through non-capturing groups,
+    alternations whose every branch is anchored and repetitions of at least one,
+    but not through a capturing group, an optional repetition or a lookahead.
     """
     if isinstance(node, ast.Assertion):
         return node.kind == ast.START
+    if isinstance(node, ast.Repeat):
+        return node.min >= 1 and is_anchored(node.item)
     if isinstance(node, ast.Concat):
         return bool(node.items) and is_anchored(node.items[0])
     if isinstance(node, ast.Alternation):

@@ -457,3 +457,13 @@ def test_end_fast_path_counts_positive_lookahead_bodies() -> None:
     assert both(r"(?=(?=^x))", "a", 1) == (1, 1, True, {})
     assert both(r"(?=^x|^)", "a", 1) is None
     assert both(r"(?!^x)(?!)", "a", 1) is None
+
+
+def test_repetition_of_an_anchored_group_is_anchored() -> None:
+    """A repetition of at least one anchored item keeps the pattern anchored (no fast path at
+    the end); an optional one does not.
+    """
+    assert both(r"(?:^<think>)+", "<", 1) is None
+    assert both(r"(?:^<t>){2}", "<", 1) is None
+    assert both(r"(?:^<t>|^x)+", "<", 1) is None
+    assert both(r"(?:^<t>)?", "<", 1) == (1, 1, False, {})

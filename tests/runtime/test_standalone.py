@@ -1,0 +1,236 @@
+"""The runtime sections work on their own: standard library only, under ``python -I -S``.
+
+A generated module contains only the ``###{standalone`` sections it needs (a section
+plus what ``SECTION_DEPENDS`` says it calls into), in an order the generator chooses.
+So, for content.py, transform.py and tools.py:
+
+* every import inside a section is a standard-library module;
+* ``SECTION_DEPENDS`` names exactly the file's sections;
+* each section with its dependency closure, alone, runs a smoke call in a fresh
+  ``python -I -S`` interpreter (no site-packages: no regex, no rtcompiler) and gives
+  the same result as the in-process modules;
+* all sections together run, in file order and in reverse order.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from rtcompiler.runtime import content, tools, transform
+
+MODULES: dict[str, ModuleType] = {"content": content, "transform": transform, "tools": tools}
+EXPECTED_SECTIONS = {
+    "content": [
+        "content_error",
+        "text",
+        "int",
+        "float",
+        "bool",
+        "json",
+        "xml_inline",
+        "kv_lines",
+    ],
+    "transform": ["transform", "transform_each"],
+    "tools": ["tool_coercion"],
+}
+
+_SECTION = re.compile(r"^###\{standalone (\w+)\n(.*?)^###\}$", re.M | re.S)
+
+
+def sections(module: ModuleType) -> dict[str, str]:
+    """Section name -> code, with the marker lines left out."""
+    source = Path(module.__file__ or "").read_text(encoding="utf-8")
+    found = {m.group(1): m.group(2) for m in _SECTION.finditer(source)}
+    # Every marker line is accounted for: no section is left open or nested.
+    assert len(re.findall(r"^###\{standalone", source, re.M)) == len(found)
+    assert len(re.findall(r"^###\}$", source, re.M)) == len(found)
+    return found
+
+
+def closure(module: ModuleType, name: str) -> list[str]:
+    depends = module.SECTION_DEPENDS
+    order = list(depends)
+    wanted: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current not in wanted:
+            wanted.add(current)
+            todo.extend(depends[current])
+    return [s for s in order if s in wanted]
+
+
+@pytest.mark.parametrize("label", MODULES)
+def test_section_names_and_dependencies(label: str) -> None:
+    module = MODULES[label]
+    found = sections(module)
+    assert list(found) == EXPECTED_SECTIONS[label]
+    assert list(module.SECTION_DEPENDS) == EXPECTED_SECTIONS[label]
+    for deps in module.SECTION_DEPENDS.values():
+        assert set(deps) <= set(found)
+
+
+def test_generator_reads_the_same_sections() -> None:
+    from rtcompiler.codegen.sections import sections_of
+
+    for module in MODULES.values():
+        assert {k: v.strip() for k, v in sections_of(module.__name__).items()} == {
+            k: v.strip() for k, v in sections(module).items()
+        }
+
+
+@pytest.mark.parametrize("label", MODULES)
+def test_sections_import_only_the_standard_library(label: str) -> None:
+    for name, code in sections(MODULES[label]).items():
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{label}[{name}]: relative import"
+                roots = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            for root in roots:
+                assert root in sys.stdlib_module_names, f"{label}[{name}] imports {root}"
+                assert root != "__future__", f"{label}[{name}]: the generator owns that"
+
+
+# --- running the sections alone -----------------------------------------------------------
+
+JSON_ARGS = content.content_plan(
+    "json", {"unquoted_keys": True, "string_delims": [["<<", ">>"]]}
+).args
+JSON_BODY = '{ca\u0301fe\u0301:<<he said "hi">>,b:[1]}'
+XML_PATTERN = r"<(?P<key>\w+)>(?P<value>.*?)</\w+>"
+TRANSFORM = transform.transform_plan(
+    {"type": "function", "function": {"name": "{name}", "arguments": "{content.args}"}}
+)
+TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": "f", "parameters": {"properties": {"n": {"type": "integer"}}}},
+    }
+]
+
+EACH = transform.transform_plan({"function": {"name": "{name}", "arguments": "{args}"}})
+
+# One smoke call per section; each sets `result` (JSON-able).
+SMOKE: dict[str, str] = {
+    "content_error": (
+        "try:\n"
+        "    parse_content_error('x', {'error': 'KeyError', 'message': 'm'})\n"
+        "except KeyError as e:\n"
+        "    result = 'KeyError'\n"
+    ),
+    "text": "result = parse_text(' a ', {'strip': True})",
+    "int": "result = parse_int(' \\u0663 ', {'strip': True})",
+    "float": "result = parse_float('1_0.5', {'strip': False})",
+    "bool": "result = parse_bool(' TRUE ', {'strip': True})",
+    "json": f"result = parse_json({JSON_BODY!r}, {JSON_ARGS!r})",
+    "xml_inline": (
+        "import re\n"
+        f"finditer = re.compile({XML_PATTERN!r}, re.S).finditer\n"
+        "result = parse_xml_inline('<a>1</a><a>2</a>', "
+        "{'tag_pattern': 'p', 'merge_duplicates': True}, finditer, int)"
+    ),
+    "kv_lines": (
+        "result = parse_kv_lines('a: 1\\n\\nb= 2\\nc: x: y', "
+        "{'line_sep': '\\n', 'kv_sep': ':', 'strip': True}, None)"
+    ),
+    "transform": (
+        f"result = transform_content({{'args': {{'n': '3'}}}}, {{'name': 'f'}}, {TRANSFORM!r})"
+    ),
+    "transform_each": (
+        f"result = transform_each([{{'args': {{}}, 'name': 'g'}}], {{'name': 'f'}}, "
+        f"{EACH!r}, 'calls')"
+    ),
+    "tool_coercion": (
+        f"coerce = tool_coercer({TOOLS!r})\n"
+        "result = [coerce({'function': {'name': 'f', 'arguments': {'n': '3.0', 'm': '1'}}})]\n"
+        "try:\n"
+        "    tool_coercer([lambda: None])\n"
+        "except TypeError as e:\n"
+        "    result.append('tool_schema' in str(e))\n"
+    ),
+}
+
+DRIVER = """
+import json, sys
+results = []
+for case in json.load(sys.stdin):
+    namespace = {"__name__": "generated"}
+    try:
+        exec(case, namespace)
+        results.append(namespace.get("result"))
+    except BaseException as e:
+        results.append("crashed: %s: %s" % (type(e).__name__, e))
+print(json.dumps(results))
+"""
+
+
+def run_isolated(programs: list[str]) -> list[Any]:
+    """Run each program in a fresh namespace of a ``python -I -S`` interpreter."""
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", DRIVER],
+        input=json.dumps(programs),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(proc.stdout)
+
+
+def in_process(smoke: str) -> Any:
+    namespace: dict[str, Any] = {}
+    for module in MODULES.values():
+        namespace.update(vars(module))
+    exec(smoke, namespace)
+    return json.loads(json.dumps(namespace["result"]))
+
+
+def _program(parts: list[str]) -> str:
+    return "\n".join(parts)
+
+
+def test_each_section_runs_alone_under_isolated_python() -> None:
+    programs, expected, labels = [], [], []
+    for label, module in MODULES.items():
+        code = sections(module)
+        for name in code:
+            parts = [code[s] for s in closure(module, name)]
+            programs.append(_program([*parts, SMOKE[name]]))
+            expected.append(in_process(SMOKE[name]))
+            labels.append(f"{label}[{name}]")
+    results = run_isolated(programs)
+    for label, got, want in zip(labels, results, expected, strict=True):
+        assert got == want, label
+    # The smoke calls do exercise something.
+    assert expected[labels.index("content[json]")] == {"ca\u0301fe\u0301": 'he said "hi"', "b": [1]}
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_all_sections_together(reverse: bool) -> None:
+    every = [code for module in MODULES.values() for code in sections(module).values()]
+    if reverse:
+        every.reverse()
+    programs = [_program([*every, smoke]) for smoke in SMOKE.values()]
+    expected = [in_process(smoke) for smoke in SMOKE.values()]
+    assert run_isolated(programs) == expected
+
+
+def test_isolated_interpreter_really_lacks_site_packages() -> None:
+    """The check above would be vacuous if regex were importable there."""
+    program = (
+        "try:\n    import regex\n    result = 'regex'\nexcept ImportError:\n    result = 'absent'\n"
+    )
+    assert run_isolated([program]) == ["absent"]
