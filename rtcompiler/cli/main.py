@@ -68,6 +68,22 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--tools", help="a JSON file with the tools list (JSON schemas)")
     parse.add_argument("--stream", action="store_true", help="print events as JSON lines")
     parse.set_defaults(run=_parse)
+
+    check = commands.add_parser(
+        "check",
+        help="property-test that the template inverts a chat template",
+        description="Draw assistant messages, render them with the chat template, parse the "
+        "assistant turn back and compare; print the smallest counterexample (exit 1).",
+    )
+    check.add_argument("template", metavar="TEMPLATE")
+    check.add_argument("--chat-template", help="jinja chat template (default: the grammar's own)")
+    check.add_argument("--meta", help="a grammar meta.json giving the normalisation (default: the grammar's)")
+    check.add_argument("--examples", type=int, default=300, help="examples to draw (default 300)")
+    check.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    check.set_defaults(run=_check)
+
+    list_ = commands.add_parser("list", help="the bundled grammars and the families they cover")
+    list_.set_defaults(run=_list)
     return parser
 
 
@@ -124,6 +140,50 @@ def _parse(args: argparse.Namespace) -> int:
     finally:
         if source is not sys.stdin:
             source.close()
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..roundtrip import check
+    from .resolve import grammar_dir
+
+    template = resolve_template(args.template)
+    folder = grammar_dir(args.template)
+    chat_path = args.chat_template or (folder / "chat_template.jinja" if folder else None)
+    if chat_path is None:
+        raise FileNotFoundError("--chat-template is required for a template that is not a bundled grammar")
+    meta_path = Path(args.meta) if args.meta else (folder / "meta.json" if folder else None)
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path and meta_path.exists() else {}
+    chat_template = Path(chat_path).read_text(encoding="utf-8")
+    print(f"rtc check: {args.examples} examples, seed {args.seed}", file=sys.stderr)
+    report = check(template, chat_template, examples=args.examples, seed=args.seed,
+                   normalise=meta.get("normalise"), variables=meta.get("variables"),
+                   reserved=meta.get("reserved"))
+    for finding in report.findings:
+        print(f"finding: {finding}")
+    if report.ok:
+        print(f"ok: {report.examples} round trips, whole and streamed")
+        return 0
+    case = report.counterexample
+    print(f"counterexample ({case['kind']}), after {report.examples} examples, shrunk:")
+    for key in ("message", "tools", "output", "expected", "got", "chunks"):
+        print(f"  {key}: {json.dumps(case.get(key), ensure_ascii=False)}")
+    return 1
+
+
+def _list(args: argparse.Namespace) -> int:
+    from .resolve import GRAMMARS
+
+    rows = []
+    for folder in sorted(p for p in GRAMMARS.iterdir() if (p / "response_template.json").is_file()):
+        meta_file = folder / "meta.json"
+        meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
+        families = ", ".join(meta.get("families", []))
+        extension = " (extension: " + meta["extension_needed"] + ")" if meta.get("extension_needed") else ""
+        rows.append((folder.name, families + extension))
+    width = max((len(name) for name, _ in rows), default=0)
+    for name, families in rows:
+        print(f"{name.ljust(width)}  {families}")
+    return 0
 
 
 def _print_event(event: dict) -> None:

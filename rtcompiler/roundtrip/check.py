@@ -1,0 +1,211 @@
+"""The round-trip property ``parse(render(m)) == normalise(m)``, and static findings.
+
+A case is drawn as: tools (random JSON-schema tools, or none), an assistant
+message for them, and a chunking of the rendered assistant turn. The turn is
+cut out of the rendered conversation after the generation prompt; the compiled
+parser parses it with the prompt as ``prefix``, once whole and once fed in the
+drawn chunks. Hypothesis shrinks the first failure to a smallest
+counterexample.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, find, settings
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from ..automata import compile_regex
+from ..codegen import load_parser
+from ..template import Template
+from . import strategies
+from .render import ChatRenderer
+
+DEFAULT_NORMALISE = {
+    "strip_content": True,
+    "strip_reasoning": True,
+    "drop_empty": True,
+    "content_with_tool_calls": "keep",
+    "max_tool_calls": 3,
+    "reasoning": True,
+    "end_of_turn": None,  # a stop token: generation ends right after it
+}
+
+# Special-token shapes: a model's text cannot contain them (the tokenizer keeps
+# them whole), so the strategies do not put them in text.
+_SPECIAL = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜]{1,40}｜>|\[/?[A-Z_]{2,20}\]|<[/a-z_]{1,20}\|>|<\|[a-z_\"]{1,20}>")
+
+
+@dataclass
+class CheckReport:
+    examples: int = 0
+    counterexample: dict | None = None
+    findings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.counterexample is None
+
+
+def reserved_strings(template: Template, chat_template: str, extra: list[str] | None = None) -> tuple[str, ...]:
+    found: set[str] = set(extra or [])
+    for f in template.fields:
+        for d in (f.open, f.close):
+            if d is not None and d.is_literal:
+                found.update(d.literals)
+    if template.start_anchor.is_literal:
+        found.update(s.strip() for s in template.start_anchor.literals if s.strip())
+    found.update(_SPECIAL.findall(chat_template))
+    for f in template.fields:
+        for d in (f.open, f.close):
+            if d is not None and not d.is_literal:
+                found.update(_SPECIAL.findall(d.pattern or ""))
+                found.update(re.findall(r"<[/a-z_]{2,20}>", (d.pattern or "").replace("\\", "")))
+    return tuple(sorted(s for s in found if s))
+
+
+def expected_message(template: Template, message: dict, normalise: dict) -> dict:
+    out: dict[str, Any] = dict(template.defaults)
+    content = message.get("content")
+    reasoning = message.get("reasoning_content")
+    calls = message.get("tool_calls")
+    if reasoning is not None:
+        out["reasoning_content"] = reasoning.strip() if normalise["strip_reasoning"] else reasoning
+    if content is not None and not (calls and normalise["content_with_tool_calls"] == "drop"):
+        out["content"] = content.strip() if normalise["strip_content"] else content
+    if calls:
+        out["tool_calls"] = calls
+    if normalise["drop_empty"]:
+        out = {k: v for k, v in out.items() if k in template.defaults or v not in ("", [], None)}
+    return out
+
+
+def cut_at_stop(output: str, stops: str | list[str] | None) -> str:
+    """The turn as a model generates it: it stops right after its first stop token."""
+    if not stops:
+        return output
+    ends = [output.find(s) + len(s) for s in ([stops] if isinstance(stops, str) else stops) if s in output]
+    return output[: min(ends)] if ends else output
+
+
+def _outcome(run: Any) -> Any:
+    try:
+        return ("ok", run())
+    except Exception as e:  # the outcome is compared, whatever it is
+        return ("error", f"{type(e).__name__}: {e}")
+
+
+def check(
+    template: Template,
+    chat_template: str,
+    examples: int = 300,
+    seed: int = 0,
+    normalise: dict | None = None,
+    variables: dict | None = None,
+    reserved: list[str] | None = None,
+) -> CheckReport:
+    norm = {**DEFAULT_NORMALISE, **(normalise or {})}
+    report = CheckReport(findings=static_findings(template, chat_template, variables))
+    module = load_parser(template)
+    renderer = ChatRenderer(chat_template, variables)
+    banned = reserved_strings(template, chat_template, reserved)
+    history = [{"role": "user", "content": "Hello"}]
+
+    @st.composite
+    def cases(draw: Any) -> dict:
+        tools = draw(st.one_of(st.none(), strategies.tool_schemas()))
+        message = draw(strategies.assistant_messages(
+            tools, banned, reasoning=norm["reasoning"], max_calls=norm["max_tool_calls"] or 0))
+        prompt, output = renderer.assistant_turn(history, message, tools)
+        output = cut_at_stop(output, norm["end_of_turn"])
+        chunks = draw(strategies.chunkings(output))
+        return {"tools": tools, "message": message, "prompt": prompt, "output": output, "chunks": chunks}
+
+    def failure(case: dict) -> str | None:
+        report.examples += 1
+        expected = expected_message(template, case["message"], norm)
+        whole = _outcome(lambda: module.parse_response(case["output"], prefix=case["prompt"],
+                                                       tools=case["tools"]))
+        case["expected"], case["got"] = expected, whole
+        if whole != ("ok", expected):
+            case["kind"] = "parse(render(m)) != m"
+            return case["kind"]
+
+        def streamed() -> Any:
+            parser = module.ResponseParser(case["prompt"], tools=case["tools"])
+            at = 0
+            for n in case["chunks"]:
+                parser.feed(case["output"][at:at + n])
+                at += n
+            return parser.finalize()[0]
+
+        stream = _outcome(streamed)
+        if stream != whole:
+            case["kind"], case["got"] = "streamed != whole", stream
+            return case["kind"]
+        return None
+
+    try:
+        smallest = find(
+            cases(),
+            lambda case: failure(case) is not None,
+            settings=settings(max_examples=examples, database=None, deadline=None,
+                              suppress_health_check=list(HealthCheck)),
+            random=random.Random(seed),
+        )
+    except NoSuchExample:
+        return report
+    failure(smallest)  # recompute the details for the shrunk case
+    report.counterexample = smallest
+    return report
+
+
+def static_findings(template: Template, chat_template: str, variables: dict | None = None) -> list[str]:
+    findings = []
+    delimiters = []
+    for f in template.fields:
+        for kind, d in (("open", f.open), ("close", f.close)):
+            if d is not None:
+                delimiters.append((f.name, kind, d))
+    for name, kind, d in delimiters:
+        rx = compile_regex(d.regex_source)
+        data = rx.to_data()["dfa"]
+        fires = any(cell[2] is not None for cell in data["cells"]) or any(
+            m is not None for m, _ in data["eof"]
+        )
+        if not fires:
+            findings.append(f"fields.{name}.{kind}: this delimiter can never match")
+        if kind == "close" and rx.search("") is not None:
+            findings.append(f"fields.{name}.{kind}: the close can match the empty string")
+    for name, kind, d in delimiters:
+        if kind != "open" or not d.is_literal:
+            continue
+        for other, other_kind, e in delimiters:
+            if other == name or not e.is_literal:
+                continue
+            for lit in d.literals:
+                for longer in e.literals:
+                    if longer != lit and longer.startswith(lit):
+                        findings.append(
+                            f"fields.{name}.open {lit!r} is a prefix of fields.{other}.{other_kind} "
+                            f"{longer!r}: text meant for one can open the other"
+                        )
+    try:
+        prompt = ChatRenderer(chat_template, variables).render(
+            [{"role": "user", "content": "Hello"}], add_generation_prompt=True)
+    except Exception as e:  # a template that cannot render is itself a finding
+        findings.append(f"chat template: cannot render a generation prompt ({type(e).__name__}: {e})")
+        return findings
+    anchor = compile_regex(template.start_anchor.regex_source)
+    ends = [m.end for m in anchor.finditer(prompt)]
+    if not ends:
+        findings.append("start_anchor: the generation prompt never contains it")
+    elif ends[-1] != len(prompt):
+        findings.append(
+            f"start_anchor: the generation prompt continues after it with {prompt[ends[-1]:]!r}"
+        )
+    return findings
