@@ -83,26 +83,33 @@ def value_of_type(kind: str, reserved: tuple[str, ...]) -> st.SearchStrategy[Any
     }[kind]
 
 
+_CALL_IDS = {"alnum9": st.from_regex(r"[A-Za-z0-9]{9}", fullmatch=True)}
+
+
 @st.composite
-def tool_calls(draw: Any, tools: list[dict], reserved: tuple[str, ...], max_calls: int) -> list[dict]:
+def tool_calls(draw: Any, tools: list[dict], reserved: tuple[str, ...], max_calls: int,
+               call_ids: str | None = None) -> list[dict]:
     calls = []
     for _ in range(draw(st.integers(0, max_calls))):
         fn = draw(st.sampled_from(tools))["function"]
         props = fn["parameters"]["properties"]
         arguments = {k: draw(value_of_type(v["type"], reserved)) for k, v in props.items()}
-        calls.append({"type": "function", "function": {"name": fn["name"], "arguments": arguments}})
+        call: dict = {"type": "function", "function": {"name": fn["name"], "arguments": arguments}}
+        if call_ids:
+            call["id"] = draw(_CALL_IDS[call_ids])
+        calls.append(call)
     return calls
 
 
 @st.composite
 def assistant_messages(draw: Any, tools: list[dict] | None, reserved: tuple[str, ...],
-                       reasoning: bool = True, max_calls: int = 3) -> dict:
+                       reasoning: bool = True, max_calls: int = 3, call_ids: str | None = None) -> dict:
     message: dict = {"role": "assistant"}
     message["content"] = draw(texts(reserved))
     if reasoning and draw(st.booleans()):
         message["reasoning_content"] = draw(texts(reserved))
     if tools and max_calls:
-        calls = draw(tool_calls(tools, reserved, max_calls))
+        calls = draw(tool_calls(tools, reserved, max_calls, call_ids))
         if calls:
             message["tool_calls"] = calls
     return message
