@@ -8,6 +8,7 @@ The pipeline, one package per stage:
 
 __version__ = "0.1.0"
 
+from .api import CompiledParser, compile_template  # noqa: E402
 from .template.functions import tool_schema  # noqa: E402
 
-__all__ = ["__version__", "tool_schema"]
+__all__ = ["CompiledParser", "__version__", "compile_template", "tool_schema"]

@@ -5,7 +5,9 @@ Every state is a small tuple, so the whole NFA is plain data::
     (CHAR, set_index, next)        consume one character of ``charsets[set_index]``
     (SPLIT, (t1, t2, ...))         epsilon to each target, in priority order
     (ASSERT, kind, next)           zero-width test of the neighbouring characters
-    (LOOK, negative, body, next)   lookahead: ``body`` runs to its own MATCH state
+    (LOOK, negative, body, next, quiet)  lookahead: ``body`` runs to its own MATCH
+                                   state (quiet: ``$``, which never counts as
+                                   running into the end of the text)
     (SAVE, slot, next)             record the position in capture slot ``slot``
     (MATCH,)                       accept
 
@@ -114,12 +116,14 @@ class _Builder:
             return self.add((SAVE, 2 * node.index, self.compile(node.item, close)))
         if isinstance(node, ast.Assertion):
             if node.kind == ast.DOLLAR:
-                # Without MULTILINE, $ is "at the end, or before a final newline".
+                # Without MULTILINE, $ is "at the end, or before a final newline": a
+                # lookahead of one character. It is an assertion for regex, so it is
+                # *quiet*: reading past the end inside it is not running into the end.
                 match = self.add((MATCH,))
                 at_end = self.add((ASSERT, ast.END, match))
                 newline = self.add((CHAR, self.charset(CharSet.of("\n")), at_end))
                 body = self.add((SPLIT, (newline, at_end)))
-                return self.add((LOOK, False, body, nxt))
+                return self.add((LOOK, False, body, nxt, True))
             if node.kind in (ast.WORD_BOUNDARY, ast.NOT_WORD_BOUNDARY):
                 self.uses_word_boundary = True
             if node.kind == ast.START:
@@ -128,7 +132,7 @@ class _Builder:
         if isinstance(node, ast.Lookahead):
             match = self.add((MATCH,))
             body = self.compile(node.item, match)
-            return self.add((LOOK, node.negative, body, nxt))
+            return self.add((LOOK, node.negative, body, nxt, False))
         if isinstance(node, ast.Repeat):
             return self.compile_repeat(node, nxt)
         raise TypeError(f"unknown node {node!r}")

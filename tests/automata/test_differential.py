@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from rtcompiler.automata import compile_regex
 from rtcompiler.dialect import CharSet, PatternError, ast, parse_pattern
+from rtcompiler.dialect.charsets import ANY
 
 from .strategies import (
     delimiter_patterns,
@@ -110,6 +111,44 @@ def _not_fast_path_start(chars: CharSet) -> bool:
     return one_range or _size(chars.complement()) <= 2
 
 
+def _walk(node: ast.Node):
+    yield node
+    children: tuple = ()
+    if isinstance(node, (ast.Concat,)):
+        children = node.items
+    elif isinstance(node, ast.Alternation):
+        children = node.alternatives
+    elif isinstance(node, (ast.Group, ast.Repeat, ast.Lookahead)):
+        children = (node.item,)
+    for child in children:
+        yield from _walk(child)
+
+
+def _has_choices(node: ast.Node) -> bool:
+    return any(
+        isinstance(n, ast.Alternation) or (isinstance(n, ast.Repeat) and n.min != n.max)
+        for n in _walk(node)
+    )
+
+
+def _lazy_one_char_loops(root: ast.Node) -> list[ast.Repeat]:
+    return [n for n in _walk(root) if isinstance(n, ast.Repeat) and not n.greedy
+            and isinstance(n.item, ast.Chars)]
+
+
+def partial_start_heuristic(pattern: str) -> str | None:
+    """The documented cases where regex's partial start comes from its search heuristics
+    (docs/regex-dialect.md): which one, if the pattern has that shape."""
+    root = parse_pattern(pattern).root
+    if any(isinstance(n, ast.Lookahead) and _has_choices(n.item) for n in _walk(root)):
+        return "lookahead with alternatives or loops"
+    if any(n.item.chars != ANY for n in _lazy_one_char_loops(root)):
+        return "lazy loop over a character class"
+    if _lazy_one_char_loops(root) and any(isinstance(n, ast.Assertion) for n in _walk(root)):
+        return "lazy loop with an assertion"
+    return None
+
+
 def known_deviation(pattern: str, text: str, want: Answer, got: Answer) -> str | None:
     """The name of the documented difference that explains ``got != want``, if one does.
 
@@ -136,6 +175,13 @@ def known_deviation(pattern: str, text: str, want: Answer, got: Answer) -> str |
         # regex filters start positions on the first consuming item, so a leading
         # lookahead that would run into the end at a skipped start is never tried.
         return "leading lookahead only tried where a match can begin"
+    if (
+        want is not None and got is not None and want[1] and got[1]
+        and want[0][1] == got[0][1] == end
+    ):
+        # Both partial, to the end, from different starts: regex's partial start
+        # depends on how it scans lookahead choices and lazy loops.
+        return partial_start_heuristic(pattern)
     return None
 
 

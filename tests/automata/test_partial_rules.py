@@ -467,3 +467,23 @@ def test_repetition_of_an_anchored_group_is_anchored() -> None:
     assert both(r"(?:^<t>){2}", "<", 1) is None
     assert both(r"(?:^<t>|^x)+", "<", 1) is None
     assert both(r"(?:^<t>)?", "<", 1) == (1, 1, False, {})
+
+
+def test_partial_start_heuristics() -> None:
+    """DEVIATION (start heuristics). Where a lookahead has alternatives, or a lazy loop runs over
+    a class before a literal or with an assertion, regex's partial start comes from how it scans;
+    ours is the leftmost start from which a path runs into the end.
+    """
+    deviation(r"(?=abc|a)$", "ab", 0, (0, 2, True, {}), (2, 2, True, {}))
+    deviation(r"x*?ab", "ac", 0, (0, 2, True, {}), (2, 2, True, {}))
+    deviation(r"(?:/|.*?)\bf", "/", 0, (1, 1, True, {}), (0, 1, True, {}))
+    # the plain cases agree
+    assert both(r"(?=abc)$", "ab") == (0, 2, True, {})
+    assert both(r".*?<\|message\|>", "to=functions.f <|mes") == (0, 20, True, {})
+
+
+def test_dollar_is_an_assertion_not_a_read() -> None:
+    """``$`` never counts as running into the end, even inside a negative lookahead."""
+    assert both(r"(?!$)", "") is None
+    assert both(r"(?!$)$", "a", 1) is None
+    assert both(r"a$b", "a") == (0, 1, True, {})

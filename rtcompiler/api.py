@@ -1,0 +1,59 @@
+"""The in-process API: compile a template once, parse many outputs.
+
+>>> from rtcompiler import compile_template
+>>> parser = compile_template({"start_anchor": "<|im_start|>assistant\\n",
+...                            "fields": {"content": {"close": "<|im_end|>"}}})
+>>> parser.parse_response("Hi<|im_end|>", prefix="<|im_start|>assistant\\n")
+{'content': 'Hi'}
+
+Unlike a generated module, this API also takes Python functions as tools
+(type hints and a Google-style docstring), converted as transformers does.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .codegen import generate_module, load_parser
+from .template import Template, load_template
+from .template.functions import tool_schema
+
+
+def _schemas(tools: list | None) -> list | None:
+    if tools is None:
+        return None
+    return [tool_schema(t) if inspect.isfunction(t) or inspect.ismethod(t) else t for t in tools]
+
+
+class CompiledParser:
+    """A compiled template: the generated module, run in-process."""
+
+    def __init__(self, template: Template) -> None:
+        self.template = template
+        self.module: ModuleType = load_parser(template)
+
+    @property
+    def source(self) -> str:
+        """The generated module's source, as ``rtc compile`` writes it."""
+        return generate_module(self.template)
+
+    def parse_response(self, text: str, *, prefix: str | None = None, tools: list | None = None) -> dict:
+        return self.module.parse_response(text, prefix=prefix, tools=_schemas(tools))
+
+    def response_parser(self, prefix: str | None = None, *, tools: list | None = None) -> Any:
+        """A streaming parser (``initial_events``, ``feed``, ``finalize``)."""
+        return self.module.ResponseParser(prefix, tools=_schemas(tools))
+
+
+def compile_template(template: dict | Template | str | Path) -> CompiledParser:
+    """Compile a template given as a dict, a ``Template``, a file or folder path, or a grammar name."""
+    if isinstance(template, Template):
+        return CompiledParser(template)
+    if isinstance(template, dict):
+        return CompiledParser(load_template(template))
+    from .cli.resolve import resolve_template
+
+    return CompiledParser(resolve_template(str(template)))
