@@ -77,7 +77,7 @@ class Machine:
         hit = False
         for look, body in obligations:
             status, post, body_hit = self.run_body(body, prev, c)
-            hit = hit or body_hit
+            hit = hit or (body_hit and not self.states[look][4])
             if status == PENDING:
                 still_open.append((look, post))
             elif (status == SAT) == self.states[look][1]:
@@ -139,7 +139,7 @@ class Machine:
                         stack.append((GHOST, ob))
                 elif kind == LOOK:
                     status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
-                    hit = hit or look_hit
+                    hit = hit or (look_hit and not st[4])
                     if status == PENDING:
                         stack.append((st[3], ob + ((s, look_post),)))
                     elif (status == SAT) != st[1]:
@@ -214,7 +214,7 @@ class Machine:
                         stack.append((GHOST, ob, payload))
                 elif kind == LOOK:
                     status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
-                    if look_hit and hit is None:
+                    if look_hit and not st[4] and hit is None:
                         hit = payload
                     if status == PENDING:
                         stack.append((st[3], ob + ((s, look_post),), payload))

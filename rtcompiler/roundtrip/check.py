@@ -35,6 +35,9 @@ DEFAULT_NORMALISE = {
     "reasoning": None,  # None: draw reasoning when the template has a reasoning_content field
     "tool_call_id": None,  # "alnum9": calls carry 9-character ids (Mistral), dropped on comparison
     "end_of_turn": None,  # a stop token: generation ends right after it
+    "reasoning_without_tool_calls": "keep",  # "drop": the format renders reasoning only with calls
+    "unsupported_argument_values": [],  # ["null"]: the chat template cannot render null arguments
+    "identifier_keys": False,  # keys of object arguments are identifiers (unquoted-key formats)
 }
 
 # Special-token shapes: a model's text cannot contain them (the tokenizer keeps
@@ -104,7 +107,14 @@ def expected_message(template: Template, message: dict, normalise: dict) -> dict
     calls = message.get("tool_calls")
     if reasoning is not None:
         out["reasoning_content"] = reasoning.strip() if normalise["strip_reasoning"] else reasoning
-    if content is not None and not (calls and normalise["content_with_tool_calls"] == "drop"):
+    mode = normalise["content_with_tool_calls"]
+    if calls and mode == "to_reasoning" and content is not None and content.strip():
+        # gpt-oss: a message with tool calls says its text on the analysis channel.
+        out["reasoning_content"] = content.strip() if normalise["strip_reasoning"] else content
+        content = None
+    if not calls and normalise["reasoning_without_tool_calls"] == "drop":
+        out.pop("reasoning_content", None)
+    if content is not None and not (calls and mode == "drop"):
         out["content"] = content.strip() if normalise["strip_content"] else content
     if calls:
         out["tool_calls"] = [
@@ -154,10 +164,12 @@ def check(
 
     @st.composite
     def cases(draw: Any) -> dict:
-        tools = draw(st.one_of(st.none(), strategies.tool_schemas()))
+        null = "null" not in norm["unsupported_argument_values"]
+        tools = draw(st.one_of(st.none(), strategies.tool_schemas(null=null)))
         message = draw(strategies.assistant_messages(
             tools, banned, reasoning=norm["reasoning"], max_calls=norm["max_tool_calls"] or 0,
-            call_ids=norm["tool_call_id"]))
+            call_ids=norm["tool_call_id"], null=null, identifiers=norm["identifier_keys"],
+            content_with_calls=norm["content_with_tool_calls"] != "unsupported"))
         try:
             prompt, output = renderer.assistant_turn(history, message, tools)
         except jinja2.exceptions.TemplateError as e:

@@ -34,11 +34,12 @@ _TYPES = ["string", "integer", "number", "boolean", "object", "array", "null"]
 
 
 @st.composite
-def tool_schemas(draw: Any, max_tools: int = 3) -> list[dict]:
+def tool_schemas(draw: Any, max_tools: int = 3, null: bool = True) -> list[dict]:
     names = draw(st.lists(_NAME, min_size=1, max_size=max_tools, unique=True))
+    types = _TYPES if null else [t for t in _TYPES if t != "null"]
     tools = []
     for name in names:
-        params = draw(st.dictionaries(_NAME, st.sampled_from(_TYPES), max_size=4))
+        params = draw(st.dictionaries(_NAME, st.sampled_from(types), max_size=4))
         tools.append({
             "type": "function",
             "function": {
@@ -54,31 +55,37 @@ def tool_schemas(draw: Any, max_tools: int = 3) -> list[dict]:
     return tools
 
 
-def json_values(reserved: tuple[str, ...], depth: int = 2) -> st.SearchStrategy[Any]:
+def _keys(reserved: tuple[str, ...], identifiers: bool) -> st.SearchStrategy[str]:
+    return _NAME if identifiers else texts(reserved, min_size=1, max_size=8)
+
+
+def json_values(reserved: tuple[str, ...], depth: int = 2, null: bool = True,
+                identifiers: bool = False) -> st.SearchStrategy[Any]:
     scalars = st.one_of(
-        st.none(), st.booleans(), st.integers(-10**6, 10**6),
+        st.none() if null else st.booleans(), st.booleans(), st.integers(-10**6, 10**6),
         st.floats(allow_nan=False, allow_infinity=False, width=32).filter(lambda x: x == x),
         texts(reserved, max_size=12),
     )
     if depth == 0:
         return scalars
-    inner = json_values(reserved, depth - 1)
+    inner = json_values(reserved, depth - 1, null, identifiers)
     return st.one_of(
         scalars,
         st.lists(inner, max_size=3),
-        st.dictionaries(texts(reserved, min_size=1, max_size=8), inner, max_size=3),
+        st.dictionaries(_keys(reserved, identifiers), inner, max_size=3),
     )
 
 
-def value_of_type(kind: str, reserved: tuple[str, ...]) -> st.SearchStrategy[Any]:
+def value_of_type(kind: str, reserved: tuple[str, ...], null: bool = True,
+                  identifiers: bool = False) -> st.SearchStrategy[Any]:
     return {
         "string": texts(reserved, max_size=20),
         "integer": st.integers(-10**6, 10**6),
         "number": st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: round(x, 3)),
         "boolean": st.booleans(),
-        "object": st.dictionaries(texts(reserved, min_size=1, max_size=8), json_values(reserved, 1),
-                                  max_size=3),
-        "array": st.lists(json_values(reserved, 1), max_size=3),
+        "object": st.dictionaries(_keys(reserved, identifiers),
+                                  json_values(reserved, 1, null, identifiers), max_size=3),
+        "array": st.lists(json_values(reserved, 1, null, identifiers), max_size=3),
         "null": st.none(),
     }[kind]
 
@@ -88,12 +95,13 @@ _CALL_IDS = {"alnum9": st.from_regex(r"[A-Za-z0-9]{9}", fullmatch=True)}
 
 @st.composite
 def tool_calls(draw: Any, tools: list[dict], reserved: tuple[str, ...], max_calls: int,
-               call_ids: str | None = None) -> list[dict]:
+               call_ids: str | None = None, null: bool = True, identifiers: bool = False) -> list[dict]:
     calls = []
     for _ in range(draw(st.integers(0, max_calls))):
         fn = draw(st.sampled_from(tools))["function"]
         props = fn["parameters"]["properties"]
-        arguments = {k: draw(value_of_type(v["type"], reserved)) for k, v in props.items()}
+        arguments = {k: draw(value_of_type(v["type"], reserved, null, identifiers))
+                     for k, v in props.items()}
         call: dict = {"type": "function", "function": {"name": fn["name"], "arguments": arguments}}
         if call_ids:
             call["id"] = draw(_CALL_IDS[call_ids])
@@ -103,15 +111,19 @@ def tool_calls(draw: Any, tools: list[dict], reserved: tuple[str, ...], max_call
 
 @st.composite
 def assistant_messages(draw: Any, tools: list[dict] | None, reserved: tuple[str, ...],
-                       reasoning: bool = True, max_calls: int = 3, call_ids: str | None = None) -> dict:
+                       reasoning: bool = True, max_calls: int = 3, call_ids: str | None = None,
+                       null: bool = True, content_with_calls: bool = True,
+                       identifiers: bool = False) -> dict:
     message: dict = {"role": "assistant"}
     message["content"] = draw(texts(reserved))
     if reasoning and draw(st.booleans()):
         message["reasoning_content"] = draw(texts(reserved))
     if tools and max_calls:
-        calls = draw(tool_calls(tools, reserved, max_calls, call_ids))
+        calls = draw(tool_calls(tools, reserved, max_calls, call_ids, null, identifiers))
         if calls:
             message["tool_calls"] = calls
+            if not content_with_calls:
+                message["content"] = ""
     return message
 
 
