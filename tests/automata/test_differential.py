@@ -136,6 +136,14 @@ def _lazy_one_char_loops(root: ast.Node) -> list[ast.Repeat]:
             and isinstance(n.item, ast.Chars)]
 
 
+def _late_start_anchor(pattern: str) -> bool:
+    """A ``^``/``\\A`` that is not the pattern's first item (it can only fail at pos > 0)."""
+    root = parse_pattern(pattern).root
+    starts = [n for n in _walk(root) if isinstance(n, ast.Assertion) and n.kind == ast.START]
+    first = root.items[0] if isinstance(root, ast.Concat) and root.items else root
+    return any(n is not first for n in starts)
+
+
 def partial_start_heuristic(pattern: str) -> str | None:
     """The documented cases where regex's partial start comes from its search heuristics
     (docs/regex-dialect.md): which one, if the pattern has that shape."""
@@ -175,6 +183,9 @@ def known_deviation(pattern: str, text: str, want: Answer, got: Answer) -> str |
         # regex filters start positions on the first consuming item, so a leading
         # lookahead that would run into the end at a skipped start is never tried.
         return "leading lookahead only tried where a match can begin"
+    if got is None and want == ((end, end), True, {}) and _late_start_anchor(pattern):
+        # ``$^`` at the end of ' ': regex reports a partial match, ``$$^`` it does not.
+        return "start anchor after the start of the pattern"
     if (
         want is not None and got is not None and want[1] and got[1]
         and want[0][1] == got[0][1] == end

@@ -487,3 +487,11 @@ def test_dollar_is_an_assertion_not_a_read() -> None:
     assert both(r"(?!$)", "") is None
     assert both(r"(?!$)$", "a", 1) is None
     assert both(r"a$b", "a") == (0, 1, True, {})
+
+
+def test_late_start_anchor_at_the_end() -> None:
+    """DEVIATION. A start anchor after the first item cannot hold at the end of a non-empty
+    text; regex still reports a partial match there for some such patterns and not others."""
+    deviation(r"$^", " ", 0, (1, 1, True, {}), None)
+    deviation(r"$^$", " ", 0, (1, 1, True, {}), None)
+    assert both(r"$$^", " ") is None
