@@ -73,13 +73,36 @@ def _parser() -> argparse.ArgumentParser:
         "check",
         help="property-test that the template inverts a chat template",
         description="Draw assistant messages, render them with the chat template, parse the "
-        "assistant turn back and compare; print the smallest counterexample (exit 1).",
+        "assistant turn back (whole, in random chunks, and at a real tokenizer's token "
+        "boundaries where one is available) and compare; print the smallest counterexample "
+        "(exit 1). With --model DIR, the model folder's chat template, tokenizer and "
+        "response_template drive the round trip; with --generate, its weights sample real "
+        "generations and a table reports how the parser fares (exit 1 only if a stream "
+        "parses differently from the whole output).",
     )
-    check.add_argument("template", metavar="TEMPLATE")
-    check.add_argument("--chat-template", help="jinja chat template (default: the grammar's own)")
-    check.add_argument("--meta", help="a grammar meta.json giving the normalisation (default: the grammar's)")
+    check.add_argument("template", metavar="TEMPLATE", nargs="?",
+                       help="template file, tokenizer_config.json, model folder or bundled grammar "
+                       "(optional with --model: default the folder's response_template)")
+    check.add_argument("--chat-template", help="jinja chat template (default: the grammar's or "
+                       "the model folder's own)")
+    check.add_argument("--meta", help="a grammar meta.json giving the normalisation and tokenizer "
+                       "(default: the grammar's; with --model, the bundled grammar with the same "
+                       "response template)")
     check.add_argument("--examples", type=int, default=300, help="examples to draw (default 300)")
     check.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    check.add_argument("--model", metavar="DIR",
+                       help="a local Hugging Face model folder: its chat template renders, its "
+                       "tokenizer chunks the streams (offline, HF_HUB_OFFLINE=1)")
+    check.add_argument("--generate", action="store_true",
+                       help="with --model: sample real generations with the folder's weights "
+                       "(needs torch) and report parse exceptions, tool calls, schema failures "
+                       "and stream != whole, instead of the round trip")
+    check.add_argument("--samples", type=int, default=16,
+                       help="with --generate: generations to sample (default 16)")
+    check.add_argument("--max-new-tokens", type=int, default=64,
+                       help="with --generate: tokens per generation at most (default 64)")
+    check.add_argument("--show", action="store_true",
+                       help="with --generate: print each generation and its outcome as JSON lines")
     check.set_defaults(run=_check)
 
     list_ = commands.add_parser("list", help="the bundled grammars and the families they cover")
@@ -144,26 +167,79 @@ def _parse(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ..roundtrip import check
-    from .resolve import grammar_dir
+    from ..roundtrip.tokenizers import TokenChunker, TokenizerUnavailable, load_chunker
+    from .resolve import GRAMMARS, grammar_dir
 
-    template = resolve_template(args.template)
-    folder = grammar_dir(args.template)
-    chat_path = args.chat_template or (folder / "chat_template.jinja" if folder else None)
-    if chat_path is None:
-        raise FileNotFoundError("--chat-template is required for a template that is not a bundled grammar")
+    if args.generate and not args.model:
+        print("rtc: error: --generate needs --model DIR", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    if not args.template and not args.model:
+        print("rtc: error: give a TEMPLATE or --model DIR", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    template = resolve_template(args.template) if args.template else None
+    folder = grammar_dir(args.template) if args.template else None
     meta_path = Path(args.meta) if args.meta else (folder / "meta.json" if folder else None)
-    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path and meta_path.exists() else {}
-    chat_template = Path(chat_path).read_text(encoding="utf-8")
-    print(f"rtc check: {args.examples} examples, seed {args.seed}", file=sys.stderr)
+    meta: dict | None = None
+    if meta_path and meta_path.exists():
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    chat_path = args.chat_template
+    if chat_path is None and folder and not args.model:
+        chat_path = folder / "chat_template.jinja"
+    chat_template = Path(chat_path).read_text(encoding="utf-8") if chat_path else None
+    chunker: TokenChunker | None
+
+    if args.model:
+        from ..roundtrip.model import load_model_folder
+
+        try:
+            model = load_model_folder(args.model, template=template, chat_template=chat_template,
+                                      meta=meta, grammars=GRAMMARS)
+            source = (f"grammar {model.grammar}" if model.grammar else "--meta" if args.meta
+                      else f"grammar {folder.name}" if meta and folder else "defaults")
+            print(f"rtc check: model folder {model.path} (normalisation: {source})",
+                  file=sys.stderr)
+            if args.generate:
+                from ..roundtrip.generate import report_generations
+
+                return report_generations(model, args.samples, seed=args.seed,
+                                          max_new_tokens=args.max_new_tokens, show=args.show)
+        except (ImportError, OSError) as e:  # no transformers/torch, no weights in the folder
+            if os.environ.get("RTC_DEBUG") or isinstance(e, FileNotFoundError):
+                raise
+            print(f"rtc: error: {e}", file=sys.stderr)
+            return EXIT_INPUT_ERROR
+        template, chat_template = model.template, model.chat_template
+        meta = {**model.meta, "normalise": model.normalise, "variables": model.variables,
+                "reserved": model.reserved}
+        chunker = model.chunker()
+    else:
+        if chat_template is None:
+            raise FileNotFoundError(
+                "--chat-template is required for a template that is not a bundled grammar")
+        meta = meta or {}
+        try:
+            chunker = load_chunker(meta.get("tokenizer"))
+        except TokenizerUnavailable as e:
+            print(f"rtc check: {e}; chunking at random only", file=sys.stderr)
+            chunker = None
+    assert template is not None and chat_template is not None and meta is not None
+    chunking = f", token chunks from {chunker.name}" if chunker is not None else ""
+    print(f"rtc check: {args.examples} examples, seed {args.seed}{chunking}", file=sys.stderr)
     report = check(template, chat_template, examples=args.examples, seed=args.seed,
                    normalise=meta.get("normalise"), variables=meta.get("variables"),
-                   reserved=meta.get("reserved"))
+                   reserved=meta.get("reserved"), chunker=chunker)
     for finding in report.findings:
         print(f"finding: {finding}")
+    if report.chunking_errors:
+        print(f"note: {len(report.chunking_errors)} outputs the tokenizer does not decode back, "
+              f"streamed at random only; first: {report.chunking_errors[0]}")
     if report.ok:
-        print(f"ok: {report.examples} round trips, whole and streamed")
+        tokens = (f", and at token boundaries ({report.token_streams} streams, "
+                  f"{report.token_chunks} token chunks)" if chunker is not None else "")
+        print(f"ok: {report.examples} round trips, whole and streamed{tokens}")
         return 0
     case = report.counterexample
+    assert case is not None
     print(f"counterexample ({case['kind']}), after {report.examples} examples, shrunk:")
     for key in ("message", "tools", "output", "expected", "got", "chunks"):
         print(f"  {key}: {json.dumps(case.get(key), ensure_ascii=False)}")

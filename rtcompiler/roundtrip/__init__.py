@@ -3,8 +3,12 @@
 ``check(template, chat_template, ...)`` draws assistant messages with hypothesis,
 renders them with the chat template as ``apply_chat_template`` would, cuts the
 assistant turn out after the generation prompt, parses it with the compiled
-parser (whole and in random chunks) and compares with the message under the
-grammar's normalisation. It also reports static findings about the template.
+parser (whole, in random chunks, and at a real tokenizer's token boundaries
+when given a chunker) and compares with the message under the grammar's
+normalisation. It also reports static findings about the template.
+
+``model`` reads a local Hugging Face model folder for ``rtc check --model``;
+``generate`` samples real generations from its weights (``--generate``).
 """
 
 from .check import CheckReport, check

@@ -4,14 +4,16 @@ A case is drawn as: tools (random JSON-schema tools, or none), an assistant
 message for them, and a chunking of the rendered assistant turn. The turn is
 cut out of the rendered conversation after the generation prompt; the compiled
 parser parses it with the prompt as ``prefix``, once whole and once fed in the
-drawn chunks. Hypothesis shrinks the first failure to a smallest
-counterexample.
+drawn chunks, and, given a ``chunker`` (a real tokenizer, :mod:`.tokenizers`),
+once more fed token by token as a server streams it. Hypothesis shrinks the
+first failure to a smallest counterexample.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,7 @@ from ..codegen import load_parser
 from ..template import Template
 from . import strategies
 from .render import ChatRenderer
+from .tokenizers import ChunkingError
 
 DEFAULT_NORMALISE = {
     "strip_content": True,
@@ -51,6 +54,12 @@ class CheckReport:
     counterexample: dict | None = None
     findings: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # messages the chat template rejected
+    # With a chunker: streams fed at token boundaries, their chunks, and the
+    # outputs the tokenizer could not chunk (they do not decode back to the text).
+    chunker: str | None = None
+    token_streams: int = 0
+    token_chunks: int = 0
+    chunking_errors: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -148,7 +157,16 @@ def check(
     normalise: dict | None = None,
     variables: dict | None = None,
     reserved: list[str] | None = None,
+    chunker: Callable[[str], list[int]] | None = None,
 ) -> CheckReport:
+    """Round-trip ``examples`` drawn messages; the first failure is shrunk.
+
+    ``chunker`` maps an assistant turn to the sizes of the chunks a real
+    tokenizer streams it in (see :mod:`.tokenizers`); each case is then also
+    fed in those chunks, beside one random chunking. A ``ChunkingError`` from
+    it (text the tokenizer does not give back) is recorded in
+    ``report.chunking_errors`` and that case is streamed at random only.
+    """
     norm = normalisation(normalise)
     variables = {**norm["render_kwargs"], **(variables or {})}
     names = {f.name for f in template.fields}
@@ -157,6 +175,8 @@ def check(
     if "tool_calls" not in names:
         norm["max_tool_calls"] = 0
     report = CheckReport(findings=static_findings(template, chat_template, variables))
+    if chunker is not None:
+        report.chunker = getattr(chunker, "name", None) or getattr(chunker, "__name__", "chunker")
     module = load_parser(template)
     renderer = ChatRenderer(chat_template, variables)
     banned = reserved_strings(template, chat_template, reserved)
@@ -191,18 +211,34 @@ def check(
             case["kind"] = "parse(render(m)) != m"
             return case["kind"]
 
-        def streamed() -> Any:
+        def streamed(chunks: list[int]) -> Any:
             parser = module.ResponseParser(case["prompt"], tools=case["tools"])
             at = 0
-            for n in case["chunks"]:
+            for n in chunks:
                 parser.feed(case["output"][at:at + n])
                 at += n
             return parser.finalize()[0]
 
-        stream = _outcome(streamed)
+        stream = _outcome(lambda: streamed(case["chunks"]))
         if stream != whole:
             case["kind"], case["got"] = "streamed != whole", stream
             return case["kind"]
+        if chunker is not None:
+            try:
+                tokens = chunker(case["output"])
+            except ChunkingError as e:
+                report.chunking_errors.append(str(e))
+                return None
+            if sum(tokens) != len(case["output"]):
+                raise ChunkingError(f"the chunker's sizes cover {sum(tokens)} characters "
+                                    f"of {len(case['output'])}")
+            report.token_streams += 1
+            report.token_chunks += len(tokens)
+            stream = _outcome(lambda: streamed(tokens))
+            if stream != whole:
+                case["kind"], case["got"] = "token-streamed != whole", stream
+                case["chunks"] = tokens
+                return case["kind"]
         return None
 
     try:

@@ -144,3 +144,37 @@ def chunkings(text: str) -> st.SearchStrategy[list[int]]:
         return out
 
     return st.one_of(st.just([1] * len(text)), st.just([len(text)]), sizes.map(cover))
+
+
+def draw_examples(strategy: st.SearchStrategy[Any], n: int, seed: int = 0) -> list[Any]:
+    """``n`` values drawn from ``strategy``, the same ones for the same seed (no shrinking)."""
+    import random
+
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    out: list[Any] = []
+
+    def keep(value: Any) -> bool:
+        out.append(value)
+        return len(out) >= n
+
+    if n <= 0:
+        return []
+    try:
+        find(strategy, keep,
+             settings=settings(max_examples=n, phases=[Phase.generate], database=None,
+                               deadline=None, suppress_health_check=list(HealthCheck)),
+             random=random.Random(seed))
+    except NoSuchExample:
+        pass
+    return out[:n]
+
+
+@st.composite
+def user_prompts(draw: Any, reserved: tuple[str, ...], tools: bool | None = None,
+                 null: bool = True) -> tuple[str, list[dict] | None]:
+    """A user message's text and, with ``tools`` (or a coin when None), tools to offer."""
+    text = draw(texts(reserved, min_size=1, max_size=40).filter(lambda s: s.strip() != ""))
+    offer = draw(st.booleans()) if tools is None else tools
+    return text, (draw(tool_schemas(null=null)) if offer else None)
