@@ -2,15 +2,23 @@
 
 * :func:`templates` draws VALID response-template specs (the reference loads them, and
   so does rtcompiler's loader: every pattern stays inside the supported regex dialect).
-  Delimiters come from families that look like real ones (``<think>``, ``<tool_call>``,
-  ``[TOOL_CALLS]``, Harmony's ``<|channel|>``, ...), short ones (``<a>``, ``[b]``) and
-  overlapping ones; literals, literal lists (some with one literal a prefix of another)
-  and regexes from a modest dialect (``\\s*``, ``\\s+``, alternations, ``(?:...)``,
-  ``[\\w.]+``, lazy ``.*?``, named groups, ``\\Z``, ``$``). Every content parser appears
-  with its ``content_args``, with transforms, ``transform_each``, ``repeats``/``join``,
-  ``optional: false`` and ``defaults``.
+  Three sources: random templates (most), templates modelled on real families
+  (ChatML/Qwen3, Qwen3-Coder XML, gpt-oss Harmony, Mistral, Cohere, Gemma, a kv-lines
+  one) with random variations, and the repository's bundled grammars
+  (``grammars/*/response_template.json``), also varied.
+  Random delimiters come from families that look like real ones (``<think>``,
+  ``<tool_call>``, ``[TOOL_CALLS]``, Harmony's ``<|channel|>``, ...), short ones (``<a>``,
+  ``[b]``, ``@``) and overlapping ones; literals, literal lists (some with one literal a
+  prefix of another) and regexes from a modest dialect (``\\s*``, ``\\s+``, alternations,
+  ``(?:...)``, ``[\\w.]+``, lazy ``.*?``, named groups, ``(?i)``, ``\\Z``, ``$``, and some
+  that can match the empty string). Every content parser appears with its
+  ``content_args`` (rarely ones the parsers trip over), with transforms,
+  ``transform_each``, ``repeats``/``join``, ``optional: false`` and ``defaults``
+  (sometimes a default for a field's own name).
 * :func:`outputs` assembles a model output from the template's own delimiters (whole,
-  cut short, near misses) and bodies suited to each field's content parser.
+  cut short, near misses), bodies suited to each field's content parser (tool-call JSON,
+  broken JSON, numbers, XML tags, kv lines), noise, whitespace runs and Unicode; half
+  the time a well-formed message.
 * :func:`prefixes`, :func:`chunkings` and :func:`tools` draw the other inputs.
 
 ``templates(invalid=True)`` sometimes breaks one loader rule on purpose; the parity test
@@ -19,13 +27,21 @@ then checks that both loaders refuse the spec.
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 import random
 import re
+from pathlib import Path
 from typing import Any
 
 import regex
 from hypothesis import strategies as st
+
+# Delimiters with lazy loops over a class (``\s*?<tool_call>``) are drawn only when
+# RTC_PARITY_LAZY=1: the reference's hold-back then differs from ours in ways that go
+# beyond event chunking (see tests/compile/test_parity.py, "Findings").
+LAZY_LOOPS = os.environ.get("RTC_PARITY_LAZY") == "1"
 
 # --------------------------------------------------------------------------------------
 # Pools
@@ -168,7 +184,7 @@ ARG_STRINGS = [
     "Infinity",
     "1__0",
     "\t7\n",
-    "[1, [2, {\"b\": null}]]",
+    '[1, [2, {"b": null}]]',
 ]
 RARE_ARG_STRINGS = ["[" * 1500 + "]" * 1500, "\x01", "\ud7ff", "K", "ſ", "İı"]
 
@@ -202,14 +218,36 @@ def _escaped(draw: Any, s: str) -> str:
     return esc(s)
 
 
+_PICKS: dict[str, st.SearchStrategy[Any]] = {}
+
+
+def pick(seq: Any) -> st.SearchStrategy[Any]:
+    """``st.sampled_from(seq)``, built once per distinct ``seq``.
+
+    Hypothesis validates every new strategy object; with lists of dicts (which it
+    cannot cache) that was most of the time spent drawing. For the module's fixed
+    lists only; a list built at draw time goes through :func:`choose`.
+    """
+    key = repr(seq)
+    strategy = _PICKS.get(key)
+    if strategy is None:
+        strategy = _PICKS[key] = st.sampled_from(list(seq))
+    return strategy
+
+
+def choose(draw: Any, seq: Any) -> Any:
+    """One item of a sequence built at draw time (no strategy object per call)."""
+    seq = list(seq)
+    return seq[draw(st.integers(0, len(seq) - 1))]
+
+
 def weighted(*pairs: tuple[int, Any]) -> st.SearchStrategy[Any]:
     """``sampled_from`` with integer weights."""
-    seq = [v for w, v in pairs for _ in range(w)]
-    return st.sampled_from(seq)
+    return pick([v for w, v in pairs for _ in range(w)])
 
 
-noise = st.lists(st.sampled_from(NOISE_ALPHABET), max_size=10).map("".join)
-whitespace = st.sampled_from([" ", "\n", "  ", "\n\n", " \t\n ", " " * 17, "\n" * 5, "\r\n"])
+noise = st.lists(pick(NOISE_ALPHABET), max_size=10).map("".join)
+whitespace = pick([" ", "\n", "  ", "\n\n", " \t\n ", " " * 17, "\n" * 5, "\r\n"])
 
 
 # --------------------------------------------------------------------------------------
@@ -223,22 +261,22 @@ def _literal_delim(draw: Any, family: dict[str, list[str]], role: str) -> Any:
     pool = base + family["extra"]
     kind = draw(weighted((6, "single"), (3, "list"), (1, "list_prefix")))
     if kind == "single":
-        return draw(st.sampled_from(base if draw(st.integers(0, 5)) else pool))
+        return draw(pick(base if draw(st.integers(0, 5)) else pool))
     if kind == "list_prefix":
-        first = draw(st.sampled_from(base))
+        first = draw(pick(base))
         cut = draw(st.integers(1, max(1, len(first) - 1)))
-        longer = first + draw(st.sampled_from(["\n", ">", "x", first[-1]]))
+        longer = first + draw(pick(["\n", ">", "x", first[-1]]))
         items = draw(st.permutations([first, first[:cut], longer]))
         return items[: draw(st.integers(2, 3))]
-    items = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
+    items = draw(st.lists(pick(pool), min_size=1, max_size=3))
     return items
 
 
 @st.composite
 def _pattern_delim(draw: Any, family: dict[str, list[str]], role: str) -> tuple[str, list[str]]:
     """A regex delimiter and the named groups it declares."""
-    lit = draw(st.sampled_from(family[role] + family["extra"][:1]))
-    other = draw(st.sampled_from(family[role] + family["extra"]))
+    lit = draw(pick(family[role] + family["extra"][:1]))
+    other = draw(pick(family[role] + family["extra"]))
     e = draw(_escaped(lit))
     e2 = draw(_escaped(other))
     flags = "(?i)" if draw(st.integers(0, 9)) == 0 else ""
@@ -250,16 +288,17 @@ def _pattern_delim(draw: Any, family: dict[str, list[str]], role: str) -> tuple[
         (1, (r"\s*" + e + r"\s*", [])),
         (2, ("(?:" + e + "|" + e2 + ")", [])),
         (2, (e + "|" + e2, [])),
-        (1, (e + r"[\w.]+" + esc(draw(st.sampled_from(NAME_SUFFIXES))), [])),
+        (1, (e + r"[\w.]+" + esc(draw(pick(NAME_SUFFIXES))), [])),
         (1, (e + r".*?" + e2, [])),
         (1, (e + r"(?:\s*" + e2 + ")?", [])),
-        # lazy loops over a class: regex's partial matching over-reports these
-        # (docs/regex-dialect.md, "Known differences"); see KNOWN_DEVIATIONS.
-        (1, (r"\s*?" + e, [])),
-        (1, (e + r"\s*?" + e2, [])),
     ]
+    if LAZY_LOOPS:
+        # Lazy loops over a class: regex's partial search over-reports them
+        # (docs/regex-dialect.md, "Known differences"), which changes the reference's
+        # hold-back; see test_parity.hold_back_only and the pinned findings there.
+        forms += [(1, (r"\s*?" + e, [])), (1, (e + r"\s*?" + e2, []))]
     if role == "open":
-        sfx = esc(draw(st.sampled_from(NAME_SUFFIXES)))
+        sfx = esc(draw(pick(NAME_SUFFIXES)))
         forms += [
             (3, (e + r"(?P<name>[\w.]+)" + sfx, ["name"])),
             (2, (e + r"\s*<function=(?P<name>[\w.]+)>", ["name"])),
@@ -285,9 +324,7 @@ def _pattern_delim(draw: Any, family: dict[str, list[str]], role: str) -> tuple[
 
 
 @st.composite
-def _delimiter(
-    draw: Any, family: dict[str, list[str]], role: str
-) -> tuple[str, Any, list[str]]:
+def _delimiter(draw: Any, family: dict[str, list[str]], role: str) -> tuple[str, Any, list[str]]:
     """``(key, value, group_names)`` for an open/close delimiter."""
     if draw(st.integers(0, 9)) < 6:
         return role, draw(_literal_delim(family, role)), []
@@ -299,12 +336,12 @@ def _delimiter(
 def _implicit_close(draw: Any) -> tuple[str, Any, list[str]]:
     kind = draw(st.integers(0, 9))
     if kind < 5:
-        return "close", draw(st.sampled_from(IMPLICIT_CLOSES)), []
+        return "close", draw(pick(IMPLICIT_CLOSES)), []
     if kind < 7:
-        return "close", draw(st.lists(st.sampled_from(IMPLICIT_CLOSES), min_size=1, max_size=3)), []
-    e = esc(draw(st.sampled_from(IMPLICIT_CLOSES)))
+        return "close", draw(st.lists(pick(IMPLICIT_CLOSES), min_size=1, max_size=3)), []
+    e = esc(draw(pick(IMPLICIT_CLOSES)))
     pattern = draw(
-        st.sampled_from(
+        pick(
             [
                 e,
                 r"\s*" + e,
@@ -324,17 +361,22 @@ def _implicit_close(draw: Any) -> tuple[str, Any, list[str]]:
 def value_parsers(draw: Any, depth: int = 0) -> Any:
     if draw(st.integers(0, 24)) == 0:
         return draw(
-            st.sampled_from(
+            pick(
                 [
                     "json",  # not a dict
                     {"name": "nope"},
-                    {"name": "xml-inline", "args": {"tag_pattern": r"<(?P<key>\w+)>(?P<value>[^<]*)</\w+>"}},
+                    {
+                        "name": "xml-inline",
+                        "args": {"tag_pattern": r"<(?P<key>\w+)>(?P<value>[^<]*)</\w+>"},
+                    },
                     {"name": "kv-lines", "args": {"kv_sep": "="}},
                     {"name": "json", "args": None},
                 ]
             )
         )
-    name = draw(weighted((3, "json"), (2, "int"), (1, "float"), (1, "bool"), (2, "text"), (1, None)))
+    name = draw(
+        weighted((3, "json"), (2, "int"), (1, "float"), (1, "bool"), (2, "text"), (1, None))
+    )
     if name is None:
         return {}  # no name: "text"
     vp: dict[str, Any] = {"name": name}
@@ -346,7 +388,7 @@ def value_parsers(draw: Any, depth: int = 0) -> Any:
 @st.composite
 def content_args(draw: Any, content: str, depth: int = 0) -> Any:
     if draw(st.integers(0, 39)) == 0:
-        return draw(st.sampled_from(WEIRD_CONTENT_ARGS.get(content, [{}]) + [{}, {"strip": "no"}]))
+        return draw(pick(WEIRD_CONTENT_ARGS.get(content, [{}]) + [{}, {"strip": "no"}]))
     args: dict[str, Any] = {}
     if content in ("text", "int", "float", "bool"):
         if draw(st.integers(0, 2)) == 0:
@@ -356,23 +398,23 @@ def content_args(draw: Any, content: str, depth: int = 0) -> Any:
             args["unquoted_keys"] = draw(st.booleans())
         if draw(st.integers(0, 2)) == 0:
             args["string_delims"] = draw(
-                st.lists(st.sampled_from(STRING_DELIMS), min_size=1, max_size=2, unique_by=str)
+                st.lists(pick(STRING_DELIMS), min_size=1, max_size=2, unique_by=str)
             )
         if draw(st.integers(0, 2)) == 0:
             args["allow_non_json"] = draw(st.booleans())
         if draw(st.integers(0, 6)) == 0:
             args["strip"] = draw(st.booleans())
     elif content == "xml-inline":
-        args["tag_pattern"] = draw(st.sampled_from(TAG_PATTERNS))
+        args["tag_pattern"] = draw(pick(TAG_PATTERNS))
         if depth < 1 and draw(st.booleans()):
             args["value_parser"] = draw(value_parsers(depth))
         if draw(st.booleans()):
             args["merge_duplicates"] = draw(st.booleans())
     elif content == "kv-lines":
         if draw(st.booleans()):
-            args["line_sep"] = draw(st.sampled_from(["\n", ";", ", ", "|"]))
+            args["line_sep"] = draw(pick(["\n", ";", ", ", "|"]))
         if draw(st.booleans()):
-            args["kv_sep"] = draw(st.sampled_from([":", "=", " = ", ": "]))
+            args["kv_sep"] = draw(pick([":", "=", " = ", ": "]))
         if draw(st.integers(0, 2)) == 0:
             args["strip"] = draw(st.booleans())
         if depth < 1 and draw(st.booleans()):
@@ -405,7 +447,10 @@ WEIRD_CONTENT_ARGS: dict[str, list[Any]] = {
 
 TOOL_CALL_TRANSFORMS = [
     {"type": "function", "function": "{content}"},
-    {"type": "function", "function": {"name": "{content.name}", "arguments": "{content.arguments}"}},
+    {
+        "type": "function",
+        "function": {"name": "{content.name}", "arguments": "{content.arguments}"},
+    },
     {"type": "function", "function": {"name": "{content.name}", "arguments": "{content.args}"}},
 ]
 GENERIC_TRANSFORMS = [
@@ -434,28 +479,28 @@ EACH_TRANSFORMS = [
 @st.composite
 def _transform(draw: Any, content: str, groups: list[str], each: bool) -> Any:
     if each:
-        t = draw(st.sampled_from(EACH_TRANSFORMS))
+        t = draw(pick(EACH_TRANSFORMS))
         if groups and draw(st.booleans()):
             t = {"call": t, groups[0]: "{" + groups[0] + "}"}
         return t
     if groups:
-        g = draw(st.sampled_from(groups))
-        return draw(
-            st.sampled_from(
-                [
-                    {"type": "function", "function": {"name": "{" + g + "}", "arguments": "{content}"}},
-                    {"type": "function", "function": {"name": "{" + g + "}", "arguments": "{content}"}},
-                    {"name": "{" + g + "}", "arguments": "{content}", "all": ["{" + g + "}", 2]},
-                    ["{" + g + "}", "{content}"],
-                    {"g": "{" + g + "}"},
-                ]
-            )
+        g = choose(draw, groups)
+        p = "{" + g + "}"
+        return choose(
+            draw,
+            [
+                {"type": "function", "function": {"name": p, "arguments": "{content}"}},
+                {"type": "function", "function": {"name": p, "arguments": "{content}"}},
+                {"name": p, "arguments": "{content}", "all": [p, 2]},
+                [p, "{content}"],
+                {"g": p},
+            ],
         )
     if content == "json" and draw(st.integers(0, 3)):
-        return draw(st.sampled_from(TOOL_CALL_TRANSFORMS))
+        return draw(pick(TOOL_CALL_TRANSFORMS))
     if draw(st.integers(0, 9)) == 0:
-        return draw(st.sampled_from(RARE_TRANSFORMS))
-    return draw(st.sampled_from(GENERIC_TRANSFORMS))
+        return draw(pick(RARE_TRANSFORMS))
+    return draw(pick(GENERIC_TRANSFORMS))
 
 
 @st.composite
@@ -470,9 +515,7 @@ def _field(draw: Any, name: str, implicit: bool) -> dict[str, Any]:
     elif name in ("content", "reasoning_content"):
         content = draw(weighted((8, "text"), (1, "json"), (1, "int"), (1, "float"), (1, "bool")))
     else:
-        content = draw(
-            st.sampled_from(["text", "int", "float", "bool", "json", "xml-inline", "kv-lines"])
-        )
+        content = draw(pick(["text", "int", "float", "bool", "json", "xml-inline", "kv-lines"]))
     if content != "text" or draw(st.integers(0, 3)) == 0:
         field["content"] = content
     args = draw(content_args(content))
@@ -480,7 +523,7 @@ def _field(draw: Any, name: str, implicit: bool) -> dict[str, Any]:
         field["content_args"] = args
 
     groups: list[str] = []
-    family = draw(st.sampled_from(FAMILIES))
+    family = draw(pick(FAMILIES))
     if not implicit:
         key, value, g = draw(_delimiter(family, "open"))
         field[key] = value
@@ -500,11 +543,11 @@ def _field(draw: Any, name: str, implicit: bool) -> dict[str, Any]:
 
     repeats = draw(st.integers(0, 9)) < (6 if name == "tool_calls" else 2)
     if repeats or draw(st.integers(0, 9)) == 0:
-        field["repeats"] = draw(st.sampled_from([1, "yes"])) if repeats and draw(
-            st.integers(0, 19)
-        ) == 0 else repeats
+        field["repeats"] = (
+            draw(pick([1, "yes"])) if repeats and draw(st.integers(0, 19)) == 0 else repeats
+        )
     if repeats and draw(st.integers(0, 3)) == 0:
-        field["join"] = draw(st.sampled_from(["", "\n", " ", ", "]))
+        field["join"] = draw(pick(["", "\n", " ", ", "]))
     if draw(st.integers(0, 19)) == 0:
         field["optional"] = draw(weighted((1, False), (1, True)))
 
@@ -531,7 +574,10 @@ _INVALID_MUTATIONS = [
 
 
 CALL_TRANSFORM = {"type": "function", "function": "{content}"}
-NAMED_CALL_TRANSFORM = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+NAMED_CALL_TRANSFORM = {
+    "type": "function",
+    "function": {"name": "{name}", "arguments": "{content}"},
+}
 QWEN_XML_ARGS = {
     "tag_pattern": TAG_PATTERNS[0],
     "value_parser": {"name": "json", "args": {"allow_non_json": True}},
@@ -542,9 +588,7 @@ QWEN_XML_ARGS = {
 def _preset(draw: Any) -> dict[str, Any]:
     """A template modelled on a real model family, with small random variations."""
     v = draw(st.integers(0, 3))  # variation knob
-    kind = draw(
-        st.sampled_from(["chatml", "qwen_xml", "harmony", "mistral", "cohere", "kv", "gemma"])
-    )
+    kind = draw(pick(["chatml", "qwen_xml", "harmony", "mistral", "cohere", "kv", "gemma"]))
     if kind == "chatml":
         tool = {
             "open": "<tool_call>",
@@ -554,7 +598,11 @@ def _preset(draw: Any) -> dict[str, Any]:
             "transform": CALL_TRANSFORM,
         }
         if v == 1:
-            tool = {**tool, "open_pattern": r"\s*<tool_call>\s*", "close_pattern": r"\s*</tool_call>"}
+            tool = {
+                **tool,
+                "open_pattern": r"\s*<tool_call>\s*",
+                "close_pattern": r"\s*</tool_call>",
+            }
             del tool["open"], tool["close"]
         fields = {
             "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
@@ -564,7 +612,11 @@ def _preset(draw: Any) -> dict[str, Any]:
         if v == 2:
             fields["reasoning_content"].update(repeats=True, join="\n")
             del fields["content"]["close"]
-        return {"defaults": {"role": "assistant"}, "start_anchor": ANCHOR_LITERALS[0], "fields": fields}
+        return {
+            "defaults": {"role": "assistant"},
+            "start_anchor": ANCHOR_LITERALS[0],
+            "fields": fields,
+        }
     if kind == "qwen_xml":
         return {
             "defaults": {"role": "assistant"},
@@ -594,13 +646,19 @@ def _preset(draw: Any) -> dict[str, Any]:
                     **({"join": ""} if v == 1 else {}),
                 },
                 "tool_calls": {
-                    "open_pattern": r"<\|channel\|>commentary to=functions\.(?P<name>[\w.]+).*?<\|message\|>",
+                    "open_pattern": (
+                        r"<\|channel\|>commentary to=functions\."
+                        r"(?P<name>[\w.]+).*?<\|message\|>"
+                    ),
                     "close": "<|call|>",
                     "repeats": True,
                     "content": "json",
                     "transform": NAMED_CALL_TRANSFORM,
                 },
-                "content": {"open": "<|channel|>final<|message|>", "close": ["<|return|>", "<|end|>"]},
+                "content": {
+                    "open": "<|channel|>final<|message|>",
+                    "close": ["<|return|>", "<|end|>"],
+                },
             },
         }
     if kind == "mistral":
@@ -643,7 +701,9 @@ def _preset(draw: Any) -> dict[str, Any]:
                     "close": "</call>",
                     "repeats": True,
                     "content": "kv-lines",
-                    "content_args": {"value_parser": {"name": "json", "args": {"allow_non_json": True}}}
+                    "content_args": {
+                        "value_parser": {"name": "json", "args": {"allow_non_json": True}}
+                    }
                     if v
                     else {"kv_sep": "=", "line_sep": ";"},
                     "transform": NAMED_CALL_TRANSFORM,
@@ -668,9 +728,29 @@ def _preset(draw: Any) -> dict[str, Any]:
     }
 
 
+def _bundled_templates() -> list[dict[str, Any]]:
+    """The repository's bundled grammars (``grammars/*/response_template.json``)."""
+    root = Path(__file__).resolve().parents[2] / "grammars"
+    out = []
+    for path in sorted(root.glob("*/response_template.json")):
+        try:
+            out.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+BUNDLED = _bundled_templates()
+
+
 @st.composite
 def templates(draw: Any, invalid: bool = False) -> dict[str, Any]:
     """A valid response-template spec (or, with ``invalid``, sometimes one rule broken)."""
+    if BUNDLED and draw(st.integers(0, 7)) == 0:
+        spec = copy.deepcopy(draw(pick(BUNDLED)))
+        for _ in range(draw(st.integers(0, 2))):
+            _perturb(draw, spec)
+        return spec
     if draw(st.integers(0, 3)) == 0:
         spec = draw(_preset())
         for _ in range(draw(st.integers(0, 3))):
@@ -693,17 +773,17 @@ def templates(draw: Any, invalid: bool = False) -> dict[str, Any]:
     if dkind < 6:
         spec["defaults"] = {"role": "assistant"}
     elif dkind < 8:
-        target = draw(st.sampled_from(names))
+        target = choose(draw, names)
         spec["defaults"] = {
             "role": "assistant",
-            target: draw(st.sampled_from(["", "x", [], None, 0, {"a": 1}, ["pre"]])),
+            target: draw(pick(["", "x", [], None, 0, {"a": 1}, ["pre"]])),
         }
     elif dkind == 8:
         spec["defaults"] = {}
     if draw(st.integers(0, 3)) == 0:
-        spec["start_anchor_pattern"] = draw(st.sampled_from(ANCHOR_PATTERNS))
+        spec["start_anchor_pattern"] = draw(pick(ANCHOR_PATTERNS))
     else:
-        spec["start_anchor"] = draw(st.sampled_from(ANCHOR_LITERALS))
+        spec["start_anchor"] = draw(pick(ANCHOR_LITERALS))
     spec["fields"] = fields
 
     if invalid and draw(st.integers(0, 9)) == 0:
@@ -714,39 +794,35 @@ def templates(draw: Any, invalid: bool = False) -> dict[str, Any]:
 def _perturb(draw: Any, spec: dict[str, Any]) -> None:
     """Vary a preset template while keeping it valid."""
     fields = spec["fields"]
-    name = draw(st.sampled_from(sorted(fields)))
+    name = choose(draw, sorted(fields))
     f = fields[name]
-    how = draw(
-        st.sampled_from(["args", "extra_field", "anchor", "defaults", "repeats", "close", "strip"])
-    )
+    how = draw(pick(["args", "extra_field", "anchor", "defaults", "repeats", "close", "strip"]))
     if how == "args":
         old = f.get("content_args")
         new = draw(content_args(f.get("content", "text")))
         both_dicts = isinstance(old, dict) and isinstance(new, dict)
         f["content_args"] = {**old, **new} if both_dicts else new
     elif how == "extra_field":
-        extra = draw(st.sampled_from([n for n in FIELD_NAMES if n not in fields] or ["y"]))
+        extra = choose(draw, [n for n in FIELD_NAMES if n not in fields] or ["y"])
         fields[extra] = draw(_field(extra, False))
     elif how == "anchor":
         spec.pop("start_anchor", None)
         spec.pop("start_anchor_pattern", None)
         if draw(st.booleans()):
-            spec["start_anchor"] = draw(st.sampled_from(ANCHOR_LITERALS))
+            spec["start_anchor"] = draw(pick(ANCHOR_LITERALS))
         else:
-            spec["start_anchor_pattern"] = draw(st.sampled_from(ANCHOR_PATTERNS))
+            spec["start_anchor_pattern"] = draw(pick(ANCHOR_PATTERNS))
     elif how == "defaults":
-        spec["defaults"] = draw(
-            st.sampled_from([{}, {"role": "assistant", "content": ""}, {"role": "model"}])
-        )
+        spec["defaults"] = draw(pick([{}, {"role": "assistant", "content": ""}, {"role": "model"}]))
     elif how == "repeats":
         if not f.get("repeats"):
             f["repeats"] = True
             if f.get("content", "text") == "text" and draw(st.booleans()):
-                f["join"] = draw(st.sampled_from(["", "\n\n"]))
+                f["join"] = draw(pick(["", "\n\n"]))
     elif how == "close" and ("open" in f or "open_pattern" in f):
         f.pop("close", None)
         f.pop("close_pattern", None)
-        key, value, groups = draw(_delimiter(draw(st.sampled_from(FAMILIES)), "close"))
+        key, value, groups = draw(_delimiter(draw(pick(FAMILIES)), "close"))
         if not groups or f.get("transform") is not None:
             f[key] = value
     elif how == "strip":
@@ -755,9 +831,9 @@ def _perturb(draw: Any, spec: dict[str, Any]) -> None:
 
 
 def _mutate(draw: Any, spec: dict[str, Any]) -> None:
-    how = draw(st.sampled_from(_INVALID_MUTATIONS))
+    how = draw(pick(_INVALID_MUTATIONS))
     fields = spec["fields"]
-    name = draw(st.sampled_from(sorted(fields)))
+    name = choose(draw, sorted(fields))
     f = fields[name]
     if how == "named_group_without_transform":
         f.pop("open", None)
@@ -808,14 +884,24 @@ def _literal_pieces(pattern: str) -> list[str]:
 
 
 def _sampling_pattern(pattern: str, realistic: bool) -> re.Pattern[str]:
+    if "(?=" in pattern or "(?!" in pattern:
+        raise ValueError("from_regex cannot satisfy a lookahead under fullmatch")
     if pattern.startswith("(?i)"):
         body, flags = pattern[4:], re.DOTALL | re.IGNORECASE
     else:
         body, flags = pattern, re.DOTALL
+    seen: dict[str, int] = {}
+
+    def rename(m: re.Match[str]) -> str:  # `regex` allows a name twice, `re` does not
+        seen[m.group(1)] = seen.get(m.group(1), 0) + 1
+        n = seen[m.group(1)]
+        return m.group(0) if n == 1 else f"(?P<{m.group(1)}_{n}>"
+
+    body = re.sub(r"\(\?P<(\w+)>", rename, body)
     if realistic:
         names = "|".join(re.escape(n) for n in TOOL_NAMES)
         body = _NAMED_GROUP.sub(
-            lambda m: f"(?P<{m.group(1)}>{'7' if m.group(1) == 'id' else names})", body
+            lambda m: f"(?P<{m.group(1)}>{'7' if m.group(1).startswith('id') else names})", body
         )
         body = body.replace(".*?", "(?: <\\|constrain\\|>json)?")
         body = body.replace(r"\s*", "[ \n]?").replace(r"\s+", " ")
@@ -826,7 +912,7 @@ def delimiter_samples(key: str, value: Any) -> st.SearchStrategy[str]:
     """Strings that (mostly) match a delimiter completely."""
     if key in ("open", "close", "start_anchor"):
         lits = [value] if isinstance(value, str) else list(value)
-        return st.sampled_from(lits)
+        return pick(lits)
     realistic = st.from_regex(_sampling_pattern(value, True), fullmatch=True)
     wild = st.from_regex(_sampling_pattern(value, False), fullmatch=True)
     return st.one_of(realistic, realistic, realistic, realistic, wild)
@@ -842,20 +928,19 @@ def delimiter_pieces(key: str, value: Any) -> list[str]:
 def near_miss(draw: Any, s: str) -> str:
     """A cut, altered or stuttered version of ``s``."""
     if len(s) < 2:
-        return draw(st.sampled_from([s, s + s, s.upper(), ""]))
+        return choose(draw, [s, s + s, s.upper(), ""])
     k = draw(st.integers(1, len(s) - 1))
-    return draw(
-        st.sampled_from(
-            [
-                s[:k],  # cut short (a partial delimiter)
-                s[:k] + "x" + s[k + 1 :],
-                s[:-1],
-                s[1:],
-                s[:k] + s,  # stutter: a prefix, then the whole
-                s + s[k:],
-                s[:k] + " " + s[k:],
-            ]
-        )
+    return choose(
+        draw,
+        [
+            s[:k],  # cut short (a partial delimiter)
+            s[:k] + "x" + s[k + 1 :],
+            s[:-1],
+            s[1:],
+            s[:k] + s,  # stutter: a prefix, then the whole
+            s + s[k:],
+            s[:k] + " " + s[k:],
+        ],
     )
 
 
@@ -872,17 +957,18 @@ def _field_delims(f: dict[str, Any]) -> dict[str, tuple[str, Any]]:
 # Bodies
 # --------------------------------------------------------------------------------------
 
+
 @st.composite
 def _rare_scalar(draw: Any) -> Any:
     if draw(st.integers(0, 19)):
-        return draw(st.sampled_from(ARG_STRINGS))
-    return draw(st.sampled_from(RARE_ARG_STRINGS + [float("nan"), float("inf")]))
+        return draw(pick(ARG_STRINGS))
+    return draw(pick(RARE_ARG_STRINGS + [float("nan"), float("inf")]))
 
 
 json_scalar = st.one_of(
     _rare_scalar(),
     st.integers(-5, 100),
-    st.sampled_from([1.5, -0.0, 2.0, 1e20]),
+    pick([1.5, -0.0, 2.0, 1e20]),
     st.booleans(),
     st.none(),
 )
@@ -890,23 +976,21 @@ json_value = st.recursive(
     json_scalar,
     lambda inner: st.one_of(
         st.lists(inner, max_size=3),
-        st.dictionaries(st.sampled_from(PARAM_NAMES), inner, max_size=3),
+        st.dictionaries(pick(PARAM_NAMES), inner, max_size=3),
     ),
     max_leaves=5,
 )
 arguments = st.dictionaries(
-    st.sampled_from(PARAM_NAMES),
-    st.one_of(st.sampled_from(ARG_STRINGS), st.sampled_from(ARG_STRINGS), json_value),
+    pick(PARAM_NAMES),
+    st.one_of(pick(ARG_STRINGS), pick(ARG_STRINGS), json_value),
     max_size=4,
 )
-arguments_nonempty = st.dictionaries(
-    st.sampled_from(PARAM_NAMES), st.sampled_from(ARG_STRINGS), min_size=1, max_size=4
-)
+arguments_nonempty = st.dictionaries(pick(PARAM_NAMES), pick(ARG_STRINGS), min_size=1, max_size=4)
 
 
 @st.composite
 def tool_call_object(draw: Any, each: bool = False) -> Any:
-    name = draw(st.sampled_from(TOOL_NAMES))
+    name = draw(pick(TOOL_NAMES))
     args = draw(st.one_of(arguments, arguments_nonempty))
     shape = 8 if each and draw(st.integers(0, 3)) else draw(st.integers(0, 9))
     if shape < 6:
@@ -930,7 +1014,9 @@ def json_document(draw: Any) -> Any:
     return draw(json_value)
 
 
-def _lax_dump(value: Any, unquoted: bool, delims: list[list[str]] | None, rnd: random.Random) -> str:
+def _lax_dump(
+    value: Any, unquoted: bool, delims: list[list[str]] | None, rnd: random.Random
+) -> str:
     """JSON-ish text the way quirky models write it (bare keys, custom string quotes)."""
     if isinstance(value, dict):
         items = []
@@ -992,7 +1078,7 @@ def json_body(
         text = full[: rnd.randint(0, len(full))]  # truncated
     elif style == 8:
         text = draw(
-            st.sampled_from(
+            pick(
                 [
                     '{"name": "f", "arguments": {x: 1}}',
                     "not json",
@@ -1006,18 +1092,18 @@ def json_body(
             )
         )
     else:
-        text = draw(st.sampled_from(["3", '"s"', "null", "[]", "{}", "[1, 2]", "true"]))
-    return draw(st.sampled_from(["", " ", "\n"])) + text + draw(st.sampled_from(["", " ", "\n"]))
+        text = draw(pick(["3", '"s"', "null", "[]", "{}", "[1, 2]", "true"]))
+    return draw(pick(["", " ", "\n"])) + text + draw(pick(["", " ", "\n"]))
 
 
 @st.composite
 def value_text(draw: Any, vp: Any) -> str:
     name = vp.get("name", "text") if isinstance(vp, dict) else "text"
     if name == "json":
-        return draw(st.one_of(st.sampled_from(ARG_STRINGS), json_value.map(json.dumps)))
+        return draw(st.one_of(pick(ARG_STRINGS), json_value.map(json.dumps)))
     if name in ("int", "float", "bool"):
-        return draw(st.sampled_from(["7", "-2", "1.5", "true", "0", "x", "", " 3 ", "1e2"]))
-    return draw(st.one_of(st.sampled_from(ARG_STRINGS), noise))
+        return draw(pick(["7", "-2", "1.5", "true", "0", "x", "", " 3 ", "1e2"]))
+    return draw(st.one_of(pick(ARG_STRINGS), noise))
 
 
 def _render_tag(pattern: str, key: str, value: str, rnd: random.Random) -> str:
@@ -1047,13 +1133,13 @@ def xml_body(draw: Any, args: dict[str, Any]) -> str:
     n = draw(st.integers(0, 4))
     parts = []
     if draw(st.booleans()):
-        parts.append(draw(st.sampled_from(["<function=get_weather>", "\n", " ", "junk"])))
+        parts.append(draw(pick(["<function=get_weather>", "\n", " ", "junk"])))
     for _ in range(n):
-        key = draw(st.sampled_from(PARAM_NAMES[:4]))  # few keys: duplicates happen
+        key = draw(pick(PARAM_NAMES[:4]))  # few keys: duplicates happen
         parts.append(_render_tag(pattern, key, draw(value_text(vp)), rnd))
         parts.append(rnd.choice(["", "\n", " "]))
     if draw(st.booleans()):
-        parts.append(draw(st.sampled_from(["</function>", "\n", "<parameter=x>", "tail"])))
+        parts.append(draw(pick(["</function>", "\n", "<parameter=x>", "tail"])))
     return "".join(parts)
 
 
@@ -1070,8 +1156,8 @@ def kv_body(draw: Any, args: dict[str, Any]) -> str:
     for _ in range(draw(st.integers(0, 4))):
         kind = draw(st.integers(0, 9))
         if kind < 7:
-            key = draw(st.sampled_from(PARAM_NAMES[:5]))
-            pad = draw(st.sampled_from(["", " "]))
+            key = draw(pick(PARAM_NAMES[:5]))
+            pad = draw(pick(["", " "]))
             lines.append(pad + key + kv_sep + pad + draw(value_text(vp)))
         elif kind == 7:
             lines.append("")
@@ -1098,11 +1184,11 @@ def body(draw: Any, field: dict[str, Any] | None, clean: bool = False) -> str:
     if content == "kv-lines":
         return draw(kv_body(args))
     if content == "int":
-        return draw(st.sampled_from(["42", " 42 ", "-7", "x", "", "1_0", "٣", "4.0", "\n5\n"]))
+        return draw(pick(["42", " 42 ", "-7", "x", "", "1_0", "٣", "4.0", "\n5\n"]))
     if content == "float":
-        return draw(st.sampled_from(["1.5", " -2e3 ", "nan", "inf", "abc", "1_0.5", "3", ""]))
+        return draw(pick(["1.5", " -2e3 ", "nan", "inf", "abc", "1_0.5", "3", ""]))
     if content == "bool":
-        return draw(st.sampled_from(["true", "True", "1", "0", "false", "yes", " TRUE ", ""]))
+        return draw(pick(["true", "True", "1", "0", "false", "yes", " TRUE ", ""]))
     parts = draw(st.lists(st.one_of(noise, whitespace), max_size=3))
     return "".join(parts)
 
@@ -1147,14 +1233,17 @@ class _Info:
 
 def _samples(key: str, value: Any) -> st.SearchStrategy[str]:
     try:
-        return delimiter_samples(key, value)
-    except Exception:  # a deliberately broken pattern (invalid templates)
-        return st.just("<x>")
+        strategy = delimiter_samples(key, value)
+        strategy.validate()
+        return strategy
+    except Exception:  # a broken pattern (invalid templates), or one from_regex can't do
+        pieces = delimiter_pieces(key, value) if isinstance(value, str) else ["<x>"]
+        return pick(pieces + ["".join(pieces)])
 
 
 @st.composite
 def _region(draw: Any, info: _Info, closing: bool = True) -> str:
-    name, f, (okey, ovalue), close = draw(st.sampled_from(info.explicit))
+    name, f, (okey, ovalue), close = choose(draw, info.explicit)
     out = draw(_samples(okey, ovalue)) + draw(body(f))
     if close is not None and closing:
         how = draw(weighted((7, "full"), (1, "none"), (1, "partial"), (1, "miss")))
@@ -1162,7 +1251,7 @@ def _region(draw: Any, info: _Info, closing: bool = True) -> str:
         if how == "full":
             out += draw(_samples(ckey, cvalue))
         elif how in ("partial", "miss"):
-            piece = draw(st.sampled_from(delimiter_pieces(ckey, cvalue) or ["<"]))
+            piece = choose(draw, delimiter_pieces(ckey, cvalue) or ["<"])
             out += draw(near_miss(piece))
             if how == "miss":
                 out += draw(body(f))
@@ -1185,7 +1274,7 @@ def _segment(draw: Any, info: _Info) -> str:
     if kind == "implicit_close":
         return draw(_samples(*info.implicit_close))
     if kind == "fragment":
-        piece = draw(st.sampled_from(info.pieces))
+        piece = choose(draw, info.pieces)
         return draw(st.one_of(st.just(piece), near_miss(piece)))
     if kind == "ws":
         return draw(whitespace)
@@ -1199,12 +1288,12 @@ def _clean_output(draw: Any, info: _Info) -> str:
     if draw(st.booleans()):
         parts.append(draw(body(info.implicit)))
     for _ in range(draw(st.integers(1, 3))):
-        name, f, (okey, ovalue), close = draw(st.sampled_from(info.explicit))
+        name, f, (okey, ovalue), close = choose(draw, info.explicit)
         parts.append(draw(_samples(okey, ovalue)))
         parts.append(draw(body(f, clean=True)))
         if close is not None:
             parts.append(draw(_samples(*close)))
-        parts.append(draw(st.sampled_from(["", "\n", "\n\n"])))
+        parts.append(draw(pick(["", "\n", "\n\n"])))
     if info.implicit is not None and draw(st.booleans()):
         parts.append(draw(body(info.implicit, clean=True)))
         if info.implicit_close is not None:
@@ -1220,7 +1309,7 @@ def outputs(draw: Any, spec: dict[str, Any]) -> str:
         return draw(_clean_output(info))
     parts = draw(st.lists(_segment(info), max_size=5))
     if draw(st.integers(0, 4)) == 0:  # end inside a delimiter
-        parts.append(draw(near_miss(draw(st.sampled_from(info.pieces)))))
+        parts.append(draw(near_miss(choose(draw, info.pieces))))
     return "".join(parts)
 
 
@@ -1238,19 +1327,17 @@ def prefixes(draw: Any, spec: dict[str, Any]) -> str:
         if t == "none" or not info.explicit and t in ("open", "closed"):
             return ""
         if t == "open":
-            name, f, (okey, ovalue), _ = draw(st.sampled_from(info.explicit))
-            return draw(_samples(okey, ovalue)) + draw(st.sampled_from(["", "\n", "\n" + "x"]))
+            name, f, (okey, ovalue), _ = choose(draw, info.explicit)
+            return draw(_samples(okey, ovalue)) + draw(pick(["", "\n", "\n" + "x"]))
         if t == "closed":
-            return draw(_region(info)) + draw(st.sampled_from(["", "\n"]))
+            return draw(_region(info)) + draw(pick(["", "\n"]))
         if t == "implicit":
             return draw(body(info.implicit))
-        return draw(near_miss(draw(st.sampled_from(info.pieces))))
+        return draw(near_miss(choose(draw, info.pieces)))
 
     anchor = draw(_samples(*info.anchor))
     if kind == "no_anchor":
-        return draw(st.sampled_from(["<|im_start|>user\nHi<|im_end|>\n", "", "Hello "])) + draw(
-            tail()
-        )
+        return draw(pick(["<|im_start|>user\nHi<|im_end|>\n", "", "Hello "])) + draw(tail())
     if kind == "once":
         return "<|im_start|>user\nHi<|im_end|>\n" + anchor + draw(tail())
     earlier = draw(st.lists(_segment(info), max_size=2))
@@ -1317,11 +1404,11 @@ PARAM_SCHEMAS = [
 
 @st.composite
 def _tool(draw: Any, name: str) -> dict[str, Any]:
-    keys = draw(st.sampled_from([PARAM_NAMES, PARAM_NAMES, PARAM_NAMES[:4], PARAM_NAMES[3:]]))
+    keys = draw(pick([PARAM_NAMES, PARAM_NAMES, PARAM_NAMES[:4], PARAM_NAMES[3:]]))
     props = {}
     for key in keys:
         if draw(st.integers(0, 5)):
-            props[key] = draw(st.sampled_from(PARAM_SCHEMAS[:4] * 2 + PARAM_SCHEMAS))
+            props[key] = draw(pick(PARAM_SCHEMAS[:4] * 2 + PARAM_SCHEMAS))
     params: dict[str, Any] = {"type": "object", "properties": props}
     if props and draw(st.booleans()):
         params["required"] = sorted(props)[:1]
@@ -1334,15 +1421,14 @@ def _tool(draw: Any, name: str) -> dict[str, Any]:
     if draw(st.integers(0, 5)) == 0:
         return fn  # bare function schema, no {"type": "function"} wrapper
     if draw(st.integers(0, 19)) == 0:
-        return draw(
-            st.sampled_from(
-                [
-                    {"type": "function", "function": "oops"},
-                    {"type": "function", "function": {"name": 5, "parameters": params}},
-                    {"type": "function", "function": {"name": name, "parameters": []}},
-                    {"type": "function", "function": {"name": name, "parameters": {"properties": [1]}}},
-                ]
-            )
+        return choose(
+            draw,
+            [
+                {"type": "function", "function": "oops"},
+                {"type": "function", "function": {"name": 5, "parameters": params}},
+                {"type": "function", "function": {"name": name, "parameters": []}},
+                {"type": "function", "function": {"name": name, "parameters": {"properties": [1]}}},
+            ],
         )
     return {"type": "function", "function": fn}
 
@@ -1355,8 +1441,8 @@ def tools(draw: Any) -> list[dict[str, Any]] | None:
     if draw(st.integers(0, 3)):
         names = [n for n in TOOL_NAMES if draw(st.integers(0, 4))]
     else:
-        names = draw(st.lists(st.sampled_from(TOOL_NAMES), max_size=4))  # may repeat a name
+        names = draw(st.lists(pick(TOOL_NAMES), max_size=4))  # may repeat a name
     out: list[Any] = [draw(_tool(n)) for n in names]
     if draw(st.integers(0, 19)) == 0:
-        out.append(draw(st.sampled_from(["x", 5, None, [], {}])))
+        out.append(draw(pick(["x", 5, None, [], {}])))
     return out

@@ -12,11 +12,18 @@ agree on
   side raises, where (constructor, which ``feed``, ``finalize``) and the exception type.
 
 Values are compared by type as well as by value and with dict key order
-(``True``/``1``/``1.0`` differ, NaN equals NaN).
+(``True``/``1``/``1.0`` differ, NaN equals NaN). Two differences are accepted, each
+documented: a known deviation of docs/deviations.md (``KNOWN_DEVIATIONS``), and the
+hold-back difference of lazy-loop delimiters (``hold_back_only``; such delimiters are
+drawn only with ``RTC_PARITY_LAZY=1``, and then a *message* difference, which
+docs/deviations.md also lists, still fails: that mode is for exploring). The tests at
+the end pin the mismatches found.
 
-The default run draws 4 x 900 templates (4 tests, so ``-n 2`` uses both cores), 3 cases
-each. ``RTC_PARITY_EXAMPLES=N`` changes the per-test count; ``RTC_PARITY_STATS=FILE``
-appends one line per drawn template (its hash) to FILE, to count distinct templates.
+The default run is 4 tests (so ``-n 2`` uses both cores) x 1,050 examples, 3 cases each:
+Hypothesis re-uses a template across several examples while it varies the cases, so
+that is about 1,100 distinct templates. ``RTC_PARITY_EXAMPLES=N`` changes the
+per-test count; ``RTC_PARITY_STATS=FILE`` appends one line per drawn template (its
+hash) to FILE, to count distinct templates.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from .strategies import chunkings, outputs, prefixes, templates, tools
 
 CASES_PER_TEMPLATE = 3
 SHARDS = 4
-EXAMPLES_PER_SHARD = int(os.environ.get("RTC_PARITY_EXAMPLES", "900"))
+EXAMPLES_PER_SHARD = int(os.environ.get("RTC_PARITY_EXAMPLES", "1050"))
 
 PARITY = settings(
     max_examples=EXAMPLES_PER_SHARD,
@@ -108,7 +115,9 @@ class Run:
     def describe(self) -> str:
         lines = [f"      event {show(e)}" for e in self.raw_events]
         if self.error is not None:
-            lines.append(f"      raised {self.error[1]} at {self.error[0]}: {self.error_text[:300]}")
+            lines.append(
+                f"      raised {self.error[1]} at {self.error[0]}: {self.error_text[:300]}"
+            )
         else:
             lines.append(f"      message {show(self.raw_message)}")
         return "\n".join(lines)
@@ -191,13 +200,13 @@ def load_both(spec: dict[str, Any]) -> tuple[Any, Any] | None:
     return ref_template, module
 
 
-# Documented deviations: the reference crashes on its own bug, we raise a clear error at
-# the same point instead. Each entry: (name, reference type, text in its message,
-# our type, text in our message).
+# Known deviations (docs/deviations.md): where the reference crashes on its own bug we
+# raise a clear error at the same point instead. Each entry: (name, reference type,
+# text in its message, our type, text in our message).
 KNOWN_DEVIATIONS = [
     (
         # A repeated field whose ``defaults`` value is not a list: the reference calls
-        # ``.append`` on it (AttributeError); see rtcompiler/runtime/stream.py.
+        # ``.append`` on it (AttributeError).
         "repeats-field default is not a list",
         "AttributeError",
         "object has no attribute 'append'",
@@ -205,6 +214,27 @@ KNOWN_DEVIATIONS = [
         "repeats, but its default value",
     ),
 ]
+
+
+def deviating_error(ref: Run, ours: Run, same_stage: bool = True) -> str | None:
+    """The name of the known deviation that explains the two errors, if any."""
+    if ref.error is None or ours.error is None:
+        return None
+    if same_stage and ref.error[0] != ours.error[0]:
+        return None
+    for name, ref_type, ref_text, our_type, our_text in KNOWN_DEVIATIONS:
+        if (ref.error[1], ours.error[1]) == (ref_type, our_type) and (
+            ref_text in ref.error_text and our_text in ours.error_text
+        ):
+            return name
+    return None
+
+
+def _stage(run: Run) -> float:
+    stage = run.error[0] if run.error else "finalize"
+    if stage.startswith("feed #"):
+        return int(stage[6:])
+    return {"constructor": -1, "finalize": float("inf")}.get(stage, 0)
 
 
 # A lazy loop other than ``.*?`` in a delimiter pattern (``\s*?<tool_call>``).
@@ -219,9 +249,9 @@ def _lazy_delimiters(spec: Any) -> bool:
     return any(isinstance(p, str) and _LAZY_LOOP.search(p) for p in patterns)
 
 
-def merged_chunks(events: list[Any]) -> list[Any]:
+def merged_chunks(events: list[Any]) -> list[dict]:
     """Events with consecutive ``region_chunk``s of one field joined into one."""
-    out: list[Any] = []
+    out: list[dict] = []
     for e in events:
         if (
             out
@@ -232,57 +262,61 @@ def merged_chunks(events: list[Any]) -> list[Any]:
             out[-1] = {**out[-1], "text": out[-1]["text"] + e["text"]}
         else:
             out.append(dict(e))
-    return [canon(e) for e in out]
+    return out
 
 
 def hold_back_only(spec: Any, ref: Run, ours: Run) -> bool:
-    """KNOWN DEVIATION (docs/regex-dialect.md, "Known differences from regex").
+    r"""KNOWN DIFFERENCE (docs/regex-dialect.md, "Known differences from regex").
 
     For a lazy loop over a class (``\s*?</a>``), ``regex``'s partial search reports a
     partial match from positions where none can start (``\s*?<tool_call>`` on
     ``"< "`` is partial from 0), so the reference holds text back longer than needed;
-    our automaton holds back only what can still become the delimiter. The message,
-    the errors and the text of every region are the same; only where ``region_chunk``
-    events are cut differs.
+    our automaton holds back only what can still become the delimiter. Accepted here:
+    the same message and the same events once consecutive chunks are joined; or, when
+    both raise, the same exception type with ours raising no later than the reference
+    (holding less, we reach the failing region sooner; the events of the call that
+    raises are lost, so events are not compared then). A different message is NOT
+    accepted: see ``test_deviation_lazy_loop_hold_back_changes_the_message``.
     """
-    return (
-        _lazy_delimiters(spec)
-        and (ref.message, ref.error) == (ours.message, ours.error)
-        and merged_chunks(ref.raw_events) == merged_chunks(ours.raw_events)
-    )
-
-
-def known_deviation(ref: Run, ours: Run) -> str | None:
-    if ref.events != ours.events or ref.error is None or ours.error is None:
-        return None
-    if ref.error[0] != ours.error[0]:
-        return None
-    for name, ref_type, ref_text, our_type, our_text in KNOWN_DEVIATIONS:
-        if (ref.error[1], ours.error[1]) == (ref_type, our_type) and (
-            ref_text in ref.error_text and our_text in ours.error_text
-        ):
-            return name
-    return None
+    if not _lazy_delimiters(spec) or ref.message != ours.message:
+        return False
+    if ref.error is None and ours.error is None:
+        a, b = merged_chunks(ref.raw_events), merged_chunks(ours.raw_events)
+        return [canon(e) for e in a] == [canon(e) for e in b]
+    if ref.error is None or ours.error is None:
+        return False
+    same_type = ref.error[1] == ours.error[1] or deviating_error(ref, ours, same_stage=False)
+    return bool(same_type) and _stage(ours) <= _stage(ref)
 
 
 def _agree(ref: Run, ours: Run, spec: Any) -> bool:
     if ref.outcome() == ours.outcome():
         return True
+    if ref.events == ours.events and ref.message == ours.message:
+        name = deviating_error(ref, ours)
+        if name is not None:
+            event(f"known deviation: {name}")
+            return True
     if hold_back_only(spec, ref, ours):
-        event("known deviation: lazy-loop hold-back (event chunking only)")
-        return True
-    name = known_deviation(ref, ours)
-    if name is not None:
-        event(f"known deviation: {name}")
+        event("known difference: lazy-loop hold-back (event chunking only)")
         return True
     return False
 
 
 def check_case(
-    spec: Any, ref_template: Any, module: Any, text: str, prefix: str, chunks: list[str], tool_list: Any
+    spec: Any,
+    ref_template: Any,
+    module: Any,
+    text: str,
+    prefix: str,
+    chunks: list[str],
+    tool_list: Any,
 ) -> None:
     ref_whole = run_whole(
-        lambda t, p, tl: ref_parse_response(t, ref_template, prefix=p, tools=tl), text, prefix, tool_list
+        lambda t, p, tl: ref_parse_response(t, ref_template, prefix=p, tools=tl),
+        text,
+        prefix,
+        tool_list,
     )
     ours_whole = run_whole(
         lambda t, p, tl: module.parse_response(t, prefix=p, tools=tl), text, prefix, tool_list
@@ -335,3 +369,129 @@ def test_generated_parser_matches_reference(shard: int, data: Any) -> None:
     for _ in range(CASES_PER_TEMPLATE):
         text, prefix, chunks, tool_list = data.draw(cases(spec))
         check_case(spec, ref_template, module, text, prefix, chunks, tool_list)
+
+
+# -- findings, pinned -------------------------------------------------------------------
+#
+# Mismatches (or shared reference bugs) the property above turned up, reduced to minimal
+# examples. Each says which side is wrong; the differences are documented deviations
+# (docs/deviations.md) with both sides pinned.
+
+
+def _run_both(spec: dict[str, Any], chunks: list[str], prefix: str = "") -> tuple[Run, Run]:
+    module = load_parser(load_template(json.loads(json.dumps(spec))))
+    ref_template = load_response_template(json.loads(json.dumps(spec)))
+    ref = run_stream(
+        lambda p, tl: RefParser(ref_template, prefix=p, tools=tl), prefix, chunks, None
+    )
+    ours = run_stream(lambda p, tl: module.ResponseParser(p, tools=tl), prefix, chunks, None)
+    return ref, ours
+
+
+def test_finding_lazy_loop_hold_back_changes_only_chunking_here() -> None:
+    """Known difference (docs/regex-dialect.md): ``regex`` says ``\\s*?</a>`` is partial
+    on ``"=<<"`` from 1, where no match can start; the reference holds ``"<"`` back
+    one call longer than we do. Same message, same text; only the chunk cut differs."""
+    spec = {"start_anchor": "x", "fields": {"content": {"close_pattern": r"\s*?</a>"}}}
+    ref, ours = _run_both(spec, ["=<<", "/a>"])
+    texts = [[e["text"] for e in r.raw_events if e["type"] == "region_chunk"] for r in (ref, ours)]
+    assert texts == [["=", "<"], ["=<"]]
+    assert ref.outcome() != ours.outcome()
+    assert hold_back_only(spec, ref, ours)
+
+
+# DEVIATION (docs/deviations.md): with a lazy loop over a character class before a
+# literal (``\s*?<x>``), regex reports a partial match from any start whose character
+# could begin the literal, even where the loop's class rules a match out; the
+# reference therefore holds text back that we emit, and can commit another delimiter
+# later. Both sides are pinned: (spec, prefix, chunks, reference's message, ours).
+LAZY_HOLD_BACK_CHANGES_THE_MESSAGE = [
+    # The reference holds "<ab" back (regex: \s*?<x> is partial on "<ab" from 0), and
+    # once "c>hi" comes the longer literal "<abc>" wins; we commit "<a" at once.
+    (
+        {
+            "start_anchor": "x",
+            "fields": {"r": {"open": ["<a", "<abc>"]}, "c": {"open_pattern": r"\s*?<x>"}},
+        },
+        "",
+        ["<ab", "c>hi"],
+        {"r": "hi"},
+        {"r": "bc>hi"},
+    ),
+    # Held back, "<|im_" opens "a.b" only once ">" has come, and "$" no longer matches
+    # before the "\n"; we open it on "\n" and "$" closes it there, empty.
+    (
+        {
+            "start_anchor": "<|start|>assistant",
+            "fields": {
+                "a.b": {"open": ["<|im_start|>x", "<|im_"], "close_pattern": "$"},
+                "t": {"open_pattern": r"\s*?<think>", "close": "</think>"},
+            },
+        },
+        "<|im_",
+        ["\n", ">"],
+        {"a.b": ">"},
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "prefix", "chunks", "reference_says", "we_say"), LAZY_HOLD_BACK_CHANGES_THE_MESSAGE
+)
+def test_deviation_lazy_loop_hold_back_changes_the_message(
+    spec: dict[str, Any],
+    prefix: str,
+    chunks: list[str],
+    reference_says: dict[str, Any],
+    we_say: dict[str, Any],
+) -> None:
+    """DEVIATION (docs/deviations.md, lazy loop over a class before a literal): with a
+    lazy-loop delimiter (``\\s*?<x>``) the reference holds text back longer (``regex``'s
+    partial-match heuristic) and so can commit a different delimiter later. Both sides
+    are pinned, so that a change on either is noticed. In one piece they agree."""
+    ref, ours = _run_both(spec, chunks, prefix)
+    assert ref.raw_message == reference_says
+    assert ours.raw_message == we_say
+    whole_ref, whole_ours = _run_both(spec, ["".join(chunks)], prefix)
+    assert whole_ref.outcome() == whole_ours.outcome()
+
+
+def test_finding_reference_commits_a_shorter_literal_mid_stream() -> None:
+    """Reference bug, shared by rtcompiler (candidate deviation): with literals where one
+    is a prefix of another, a complete match of the shorter one that does not end at the
+    buffer's edge is committed even though the longer one is still a partial match. So
+    the message depends on the chunking: ``"<abc>hi"`` in one piece gives ``"hi"``,
+    fed as ``["<ab", "c>hi"]`` it gives ``"bc>hi"``. The same holds for a regex with an
+    optional tail (``<a>(?:\\s*<b>)?`` on ``["<a> <", "b>hi"]``)."""
+    for spec, chunks, streamed in [
+        (
+            {"start_anchor": "x", "fields": {"r": {"open": ["<a", "<abc>"]}}},
+            ["<ab", "c>hi"],
+            "bc>hi",
+        ),
+        (
+            {"start_anchor": "x", "fields": {"r": {"open_pattern": r"<a>(?:\s*<b>)?"}}},
+            ["<a> <", "b>hi"],
+            "<b>hi",
+        ),
+    ]:
+        whole_ref, whole_ours = _run_both(spec, ["".join(chunks)])
+        ref, ours = _run_both(spec, chunks)
+        assert whole_ref.raw_message == whole_ours.raw_message == {"r": "hi"}
+        assert ref.outcome() == ours.outcome()
+        assert ours.raw_message == {"r": streamed}
+
+
+def test_finding_zero_width_implicit_close_drops_all_text() -> None:
+    """Reference bug, shared by rtcompiler (candidate deviation): an implicit field whose
+    close pattern matches the empty string where the text starts (``(?:x)?``, ``\\b``)
+    never receives anything -- the reference stops at the empty close before the
+    region has content, at every step including the end -- so all text is dropped
+    silently, even with no explicit field in play."""
+    for pattern in (r"(?:x)?", r"\b"):
+        spec = {"start_anchor": "x", "fields": {"content": {"close_pattern": pattern}}}
+        for chunks in (["hello world"], list("hello world")):
+            ref, ours = _run_both(spec, chunks)
+            assert ref.outcome() == ours.outcome()
+            assert ours.raw_message == {} and ours.raw_events == []

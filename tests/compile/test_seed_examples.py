@@ -51,7 +51,10 @@ SMOLLM_OUTPUT = (
     "<think>\nI should greet the user\n</think>\n\n"
     '<tool_call>{"name": "greet_user", "arguments": {"greeting": "Hi!"}}</tool_call>'
 )
-GREET_CALL = {"type": "function", "function": {"name": "greet_user", "arguments": {"greeting": "Hi!"}}}
+GREET_CALL = {
+    "type": "function",
+    "function": {"name": "greet_user", "arguments": {"greeting": "Hi!"}},
+}
 
 
 def fragment(fields: dict[str, Any], **top: Any) -> dict[str, Any]:
@@ -82,7 +85,9 @@ def parse_both(spec: dict[str, Any], text: str, prefix: str = "", tools: Any = N
         prefix,
         tools,
     )
-    mine = run_whole(lambda t, p, tl: module.parse_response(t, prefix=p, tools=tl), text, prefix, tools)
+    mine = run_whole(
+        lambda t, p, tl: module.parse_response(t, prefix=p, tools=tl), text, prefix, tools
+    )
     assert ref.outcome() == mine.outcome(), _explain("parse_response", spec, ref, mine)
     assert ref.error is None, f"reference raised {ref.error}: {ref.error_text}"
     return mine.raw_message
@@ -117,7 +122,9 @@ def raises_both(spec: dict[str, Any], text: str, prefix: str = "") -> str:
     assert ref.error is not None, "the reference did not raise"
     assert ref.outcome() == mine.outcome(), _explain("parse_response", spec, ref, mine)
     for chunks in ([text], list(text)):
-        ref_s = run_stream(lambda p, tl: RefParser(copy.deepcopy(spec), prefix=p), prefix, chunks, None)
+        ref_s = run_stream(
+            lambda p, tl: RefParser(copy.deepcopy(spec), prefix=p), prefix, chunks, None
+        )
         mine_s = run_stream(lambda p, tl: module.ResponseParser(p), prefix, chunks, None)
         assert ref_s.outcome() == mine_s.outcome(), _explain("streaming", spec, ref_s, mine_s)
     return ref.error[1]
@@ -136,7 +143,9 @@ def every_chunking(text: str) -> list[list[str]]:
     return [[text], list(text), [text[i : i + 3] for i in range(0, len(text), 3)]]
 
 
-def assert_same_message_for_chunkings(spec: dict[str, Any], text: str, expected: Any, **kw: Any) -> None:
+def assert_same_message_for_chunkings(
+    spec: dict[str, Any], text: str, expected: Any, **kw: Any
+) -> None:
     for chunks in every_chunking(text):
         _, message, _ = stream_both(spec, chunks, **kw)
         assert message == expected
@@ -227,10 +236,20 @@ def test_documented_event_stream() -> None:
     documented = [
         {"type": "region_open", "field": "reasoning_content"},
         {"type": "region_chunk", "field": "reasoning_content", "text": "I should ", "dirty": False},
-        {"type": "region_chunk", "field": "reasoning_content", "text": "greet the user", "dirty": False},
+        {
+            "type": "region_chunk",
+            "field": "reasoning_content",
+            "text": "greet the user",
+            "dirty": False,
+        },
         {"type": "region_close", "field": "reasoning_content", "value": "I should greet the user"},
         {"type": "region_open", "field": "tool_calls"},
-        {"type": "region_chunk", "field": "tool_calls", "text": '{"name": "greet_user", ', "dirty": True},
+        {
+            "type": "region_chunk",
+            "field": "tool_calls",
+            "text": '{"name": "greet_user", ',
+            "dirty": True,
+        },
         {
             "type": "region_chunk",
             "field": "tool_calls",
@@ -241,7 +260,11 @@ def test_documented_event_stream() -> None:
     ]
     _, message, events = stream_both(SMOLLM, chunks)
     assert events == documented
-    assert message == {"role": "assistant", "reasoning_content": "I should greet the user", "tool_calls": [GREET_CALL]}
+    assert message == {
+        "role": "assistant",
+        "reasoning_content": "I should greet the user",
+        "tool_calls": [GREET_CALL],
+    }
 
 
 @pytest.mark.parametrize(
@@ -259,7 +282,9 @@ def test_documented_event_stream() -> None:
 def test_dirty_flag_per_content_parser(content: str, body: str, dirty: bool) -> None:
     # text/int/float/bool stream dirty=False; structured parsers dirty=True.
     args = {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</\w+>"} if content == "xml-inline" else {}
-    spec = fragment({"f": {"open": "<f>", "close": "</f>", "content": content, "content_args": args}})
+    spec = fragment(
+        {"f": {"open": "<f>", "close": "</f>", "content": content, "content_args": args}}
+    )
     _, _, events = stream_both(spec, ["<f>", body, "</f>"])
     chunks = [e for e in events if e["type"] == "region_chunk"]
     assert chunks and all(e["dirty"] is dirty for e in chunks)
@@ -333,7 +358,14 @@ def test_repeats_collects_a_list() -> None:
 
 def test_join_example() -> None:
     spec = fragment(
-        {"reasoning_content": {"open": "<think>", "close": "</think>", "repeats": True, "join": "\n"}}
+        {
+            "reasoning_content": {
+                "open": "<think>",
+                "close": "</think>",
+                "repeats": True,
+                "join": "\n",
+            }
+        }
     )
     text = "<think>first</think>...<think>second</think>"
     assert parse_both(spec, text) == {"reasoning_content": "first\nsecond"}
@@ -346,7 +378,9 @@ def test_join_example() -> None:
 
 def test_join_needs_string_values() -> None:
     # "Chaque correspondance d'un champ join doit être analysée en chaîne de caractères."
-    spec = fragment({"n": {"open": "<n>", "close": "</n>", "content": "int", "repeats": True, "join": ","}})
+    spec = fragment(
+        {"n": {"open": "<n>", "close": "</n>", "content": "int", "repeats": True, "join": ","}}
+    )
     assert raises_both(spec, "<n>1</n><n>2</n>") == "ValueError"
 
 
@@ -418,14 +452,23 @@ def test_int_example() -> None:
     ],
 )
 def test_basic_types(content: str, args: dict, body: str, expected: Any) -> None:
-    spec = fragment({"v": {"open": "<v>", "close": "</v>", "content": content, "content_args": args}})
+    spec = fragment(
+        {"v": {"open": "<v>", "close": "</v>", "content": content, "content_args": args}}
+    )
     message = parse_both(spec, f"<v>{body}</v>")
     assert canon(message) == canon({"v": expected})
 
 
 def test_json_unquoted_keys_example() -> None:
     spec = fragment(
-        {"args": {"open": "<args>", "close": "</args>", "content": "json", "content_args": {"unquoted_keys": True}}}
+        {
+            "args": {
+                "open": "<args>",
+                "close": "</args>",
+                "content": "json",
+                "content_args": {"unquoted_keys": True},
+            }
+        }
     )
     assert parse_both(spec, '<args>{city: "London"}</args>') == {"args": {"city": "London"}}
 
@@ -447,7 +490,14 @@ def test_json_string_delims() -> None:
 
 def test_json_allow_non_json() -> None:
     spec = fragment(
-        {"v": {"open": "<v>", "close": "</v>", "content": "json", "content_args": {"allow_non_json": True}}}
+        {
+            "v": {
+                "open": "<v>",
+                "close": "</v>",
+                "content": "json",
+                "content_args": {"allow_non_json": True},
+            }
+        }
     )
     assert parse_both(spec, "<v> plain text </v>") == {"v": "plain text"}
     strict = fragment({"v": {"open": "<v>", "close": "</v>", "content": "json"}})
@@ -475,7 +525,13 @@ def test_xml_inline_qwen3_example() -> None:
     )
     expected = {
         "tool_calls": [
-            {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "London", "units": "celsius"}}}
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "arguments": {"city": "London", "units": "celsius"},
+                },
+            }
         ]
     }
     assert parse_both(spec, text) == expected
@@ -488,18 +544,31 @@ def test_xml_inline_value_parser_and_merge_duplicates() -> None:
         "value_parser": {"name": "json", "args": {"allow_non_json": True}},
         "merge_duplicates": True,
     }
-    spec = fragment({"a": {"open": "<a>", "close": "</a>", "content": "xml-inline", "content_args": args}})
-    text = "<a><parameter=x>1</parameter><parameter=x>[2]</parameter><parameter=y>hi</parameter></a>"
+    spec = fragment(
+        {"a": {"open": "<a>", "close": "</a>", "content": "xml-inline", "content_args": args}}
+    )
+    text = (
+        "<a><parameter=x>1</parameter><parameter=x>[2]</parameter><parameter=y>hi</parameter></a>"
+    )
     assert parse_both(spec, text) == {"a": {"x": [1, [2]], "y": "hi"}}
     no_merge = fragment(
-        {"a": {"open": "<a>", "close": "</a>", "content": "xml-inline", "content_args": {**args, "merge_duplicates": False}}}
+        {
+            "a": {
+                "open": "<a>",
+                "close": "</a>",
+                "content": "xml-inline",
+                "content_args": {**args, "merge_duplicates": False},
+            }
+        }
     )
     assert parse_both(no_merge, text) == {"a": {"x": [2], "y": "hi"}}
 
 
 def test_kv_lines_example() -> None:
     spec = fragment({"metadata": {"open": "<meta>", "close": "</meta>", "content": "kv-lines"}})
-    assert parse_both(spec, "<meta>name: alice\nage: 30</meta>") == {"metadata": {"name": "alice", "age": "30"}}
+    assert parse_both(spec, "<meta>name: alice\nage: 30</meta>") == {
+        "metadata": {"name": "alice", "age": "30"}
+    }
 
 
 def test_kv_lines_value_parser_int() -> None:
@@ -554,6 +623,10 @@ SET_ALARM = [
     }
 ]
 TYPED_ARGUMENTS = {"hour": 7, "enabled": True, "label": "wake up"}
+SET_ALARM_CALL = (
+    '<tool_call>{"name": "set_alarm", '
+    '"arguments": {"hour": "7", "enabled": "true", "label": "wake up"}}</tool_call>'
+)
 
 
 def test_tool_argument_typing_example() -> None:
@@ -582,7 +655,7 @@ def test_tool_argument_typing_example() -> None:
 
 
 def test_tool_argument_typing_json_strings() -> None:
-    text = '<tool_call>{"name": "set_alarm", "arguments": {"hour": "7", "enabled": "true", "label": "wake up"}}</tool_call>'
+    text = SET_ALARM_CALL
     message = parse_both(SMOLLM, text, tools=SET_ALARM)
     assert canon(message["tool_calls"][0]["function"]["arguments"]) == canon(TYPED_ARGUMENTS)
 
@@ -601,7 +674,7 @@ def test_tool_argument_typing_from_python_function() -> None:
             label: What it says
         """
 
-    text = '<tool_call>{"name": "set_alarm", "arguments": {"hour": "7", "enabled": "true", "label": "wake up"}}</tool_call>'
+    text = SET_ALARM_CALL
     ref = ref_parse_response(text, SMOLLM, prefix="", tools=[set_alarm])
     mine = ours(SMOLLM).parse_response(text, prefix="", tools=[tool_schema(set_alarm)])
     assert canon(ref) == canon(mine)
@@ -623,7 +696,10 @@ DOTTED = fragment(
             "close": "</tool>",
             "repeats": True,
             "content": "json",
-            "transform": {"type": "function", "function": {"name": "{content.name}", "arguments": "{content.args}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{content.name}", "arguments": "{content.args}"},
+            },
         }
     }
 )
@@ -645,7 +721,16 @@ def test_placeholder_mixed_with_text_is_refused() -> None:
 
 
 def test_whole_string_placeholder_keeps_the_type() -> None:
-    spec = fragment({"n": {"open": "<n>", "close": "</n>", "content": "int", "transform": {"value": "{content}"}}})
+    spec = fragment(
+        {
+            "n": {
+                "open": "<n>",
+                "close": "</n>",
+                "content": "int",
+                "transform": {"value": "{content}"},
+            }
+        }
+    )
     message = parse_both(spec, "<n>5</n>")
     assert canon(message) == canon({"n": {"value": 5}})
 
@@ -654,11 +739,16 @@ def test_gpt_oss_example() -> None:
     spec = fragment(
         {
             "tool_calls": {
-                "open_pattern": r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>",
+                "open_pattern": (
+                    r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>"
+                ),
                 "close": "<|call|>",
                 "repeats": True,
                 "content": "json",
-                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
             }
         }
     )
@@ -670,7 +760,10 @@ def test_gpt_oss_example() -> None:
         "tool_calls": [
             {
                 "type": "function",
-                "function": {"name": "get_current_weather", "arguments": {"location": "San Francisco, CA"}},
+                "function": {
+                    "name": "get_current_weather",
+                    "arguments": {"location": "San Francisco, CA"},
+                },
             }
         ]
     }
@@ -686,7 +779,10 @@ def test_cohere_transform_each_example() -> None:
                 "close": "<|END_ACTION|>",
                 "content": "json",
                 "transform_each": True,
-                "transform": {"type": "function", "function": {"name": "{tool_name}", "arguments": "{parameters}"}},
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{tool_name}", "arguments": "{parameters}"},
+                },
             }
         }
     )
@@ -696,7 +792,10 @@ def test_cohere_transform_each_example() -> None:
 ]"""
     expected = [
         {"type": "function", "function": {"name": "greet_user", "arguments": {"greeting": "Hi!"}}},
-        {"type": "function", "function": {"name": "search", "arguments": {"query": "weather tomorrow"}}},
+        {
+            "type": "function",
+            "function": {"name": "search", "arguments": {"query": "weather tomorrow"}},
+        },
     ]
     text = f"<|START_ACTION|>{body}<|END_ACTION|>"
     assert parse_both(spec, text) == {"tool_calls": expected}
@@ -729,7 +828,9 @@ def test_regex_dotall_and_unicode_word() -> None:
         }
     )
     text = '<callmétéo\nid="1">{"ville": "Paris"}</call>'
-    assert parse_both(spec, text) == {"tool_calls": {"name": "météo", "arguments": {"ville": "Paris"}}}
+    assert parse_both(spec, text) == {
+        "tool_calls": {"name": "météo", "arguments": {"ville": "Paris"}}
+    }
 
 
 def test_regex_dollar_matches_only_at_the_end() -> None:
