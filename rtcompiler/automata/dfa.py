@@ -40,9 +40,9 @@ from typing import Any
 
 from ..dialect.charsets import derive
 from ..dialect.errors import PatternError
+from ..runtime.engine import CUR, EOF, PREV_OTHER, PREV_START, PREV_WORD, DfaTables, Machine  # noqa: F401
 from .alphabet import Alphabet
 from .nfa import Nfa
-from ..runtime.engine import CUR, EOF, PREV_OTHER, PREV_START, PREV_WORD, DfaTables, Machine  # noqa: F401
 
 _UNSET = -1  # a thread's end register before it reaches MATCH
 
@@ -85,11 +85,6 @@ class Dfa:
     def is_dead(self, sid: int) -> bool:
         threads, seeking, _ = self.keys[sid]
         return not threads and not seeking
-
-    def register_count(self, sid: int) -> int:
-        threads = self.keys[sid][0]
-        regs = [p for _, _, (start, end) in threads for p in (start, end) if p >= 0]
-        return max(regs) + 1 if regs else 0
 
     # -- transitions ------------------------------------------------------------
 
@@ -159,7 +154,7 @@ class Dfa:
             done.add(sid)
             if len(self.keys) > max_states:
                 raise PatternError(
-                    "pattern too complex", 0, self.nfa_source(),
+                    "pattern too complex", 0, self.nfa.source,
                     detail=f"pattern needs more than {max_states} DFA states",
                 )
             self.at_eof(sid)
@@ -167,9 +162,6 @@ class Dfa:
                 continue
             for c in range(self.alphabet.size):
                 todo.append(self.step(sid, c)[0])
-
-    def nfa_source(self) -> str:
-        return getattr(self.nfa, "source", "")
 
     def to_data(self) -> dict:
         """The complete DFA as JSON-able data (builds every state first)."""
