@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 
-from ..runtime.engine import CompiledRegex, DfaTables, Match, Scanner, regex_from_data
+from ..runtime.engine import CompiledRegex, Match, Scanner, regex_from_data
 from .dfa import Dfa
 from .nfa import Nfa, compile_nfa
 
@@ -39,10 +39,9 @@ from .nfa import Nfa, compile_nfa
 class Regex(CompiledRegex):
     """A compiled delimiter pattern, with its DFA built lazily as text arrives."""
 
-    def __init__(self, nfa: Nfa, dfa: Dfa | DfaTables | None = None) -> None:
-        dfa = dfa if dfa is not None else Dfa(nfa)
-        alphabet = dfa.alphabet if isinstance(dfa, Dfa) else None
-        super().__init__(nfa, alphabet, dfa)
+    def __init__(self, nfa: Nfa) -> None:
+        dfa = Dfa(nfa)
+        super().__init__(nfa, dfa.alphabet, dfa)
 
     @property
     def pattern(self) -> str:
