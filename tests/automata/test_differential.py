@@ -32,7 +32,6 @@ from .strategies import (
 DIFFERENTIAL = settings(
     max_examples=2000,
     deadline=None,
-    derandomize=False,
     suppress_health_check=[
         HealthCheck.too_slow,
         HealthCheck.filter_too_much,
@@ -169,7 +168,11 @@ def known_deviation(pattern: str, text: str, want: Answer, got: Answer) -> str |
         # The search from the end of the text: regex evaluates the pattern there when it
         # opens on "any character" and the like (answering None, or, for a lone ``.``,
         # a match past the text); rule 5 says (len, len) partial.
-        if any(_not_fast_path_start(c) for c in sets):
+        # The first items' union counts too: ``(?:\\w|\\W)`` opens on any character.
+        union = CharSet(())
+        for chars in sets:
+            union = union.union(chars)
+        if any(_not_fast_path_start(c) for c in [*sets, union]):
             return "end fast path off for any/negated/range first item"
     if (
         leading_lookahead
