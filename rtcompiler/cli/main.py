@@ -254,7 +254,9 @@ def _list(args: argparse.Namespace) -> int:
         meta_file = folder / "meta.json"
         meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
         families = ", ".join(meta.get("families", []))
-        extension = " (extension: " + meta["extension_needed"] + ")" if meta.get("extension_needed") else ""
+        template = json.loads((folder / "response_template.json").read_text(encoding="utf-8"))
+        used = template.get("extensions") or []
+        extension = f" (extension: {', '.join(used)})" if used else ""
         rows.append((folder.name, families + extension))
     width = max((len(name) for name, _ in rows), default=0)
     for name, families in rows:

@@ -102,6 +102,14 @@ def _header(template: Template) -> str:
         "API: parse_response(text, *, prefix, tools=None) -> dict and",
         "ResponseParser(prefix, *, tools=None) with .initial_events, .feed(text),",
         ".finalize() -> (message, events). Standard library only.",
+    ]
+    if template.extensions:
+        lines += [
+            "",
+            f"Extensions: {', '.join(template.extensions)} (rtcompiler only: transformers",
+            "will not load this template).",
+        ]
+    lines += [
         '"""',
         "",
         "# Region automaton (modes, and the delimiters each one watches, by priority):",

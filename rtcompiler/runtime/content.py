@@ -13,6 +13,7 @@ Two halves live here.
       parse_kv_lines(body, args, value_parser)
       parse_xml_inline(body, args, finditer, value_parser)
       parse_content_error(body, args)
+      parse_pythonic(body, args)      (extension)
 
   ``value_parser`` is ``None`` or the already specialised nested parser (a callable
   ``str -> value``); ``finditer`` is ``None`` (no ``tag_pattern``) or a callable
@@ -238,6 +239,138 @@ def parse_kv_lines(body: str, args: dict, value_parser: "ValueParser | None") ->
 
 ###}
 
+
+###{standalone pythonic
+# rtcompiler's own extension (declared in a template with "extensions": ["pythonic"]);
+# transformers has no such parser. Python's own parser reads the call list, so every
+# literal form the language allows (both quote styles, escapes, nested containers,
+# True/False/None) is read exactly as Python reads it, in linear time, and nothing is
+# ever evaluated: only literal nodes are accepted.
+import ast as _ast  # noqa: E402
+import io as _io  # noqa: E402
+import keyword as _keyword  # noqa: E402
+import tokenize as _tokenize  # noqa: E402
+
+
+def _pythonic_rename_keywords(text: str) -> "tuple[str, dict] | None":  # noqa: UP037
+    """``text`` with parameters and functions named like Python keywords
+    (``f(from="en")``, ``or()``) renamed to fresh identifiers, and the renaming;
+    ``None`` when there are none.
+
+    Models do write such calls (a ``from``/``class``/``in`` parameter is common), but
+    Python's grammar refuses them; the tokenizer still reads them as plain names.
+    """
+    try:
+        tokens = list(_tokenize.generate_tokens(_io.StringIO(text).readline))
+    except (_tokenize.TokenError, SyntaxError):
+        return None
+    significant = [t for t in tokens if t.type not in (_tokenize.NL, _tokenize.COMMENT)]
+    renames: dict = {}
+    out = []
+    for i, tok in enumerate(significant):
+        before = significant[i - 1].string if i > 0 else ""
+        after = significant[i + 1].string if i + 1 < len(significant) else ""
+        if (
+            tok.type == _tokenize.NAME
+            and _keyword.iskeyword(tok.string)
+            and (
+                (before in ("(", ",") and after == "=")  # a parameter: f(from="en")
+                or (before in ("[", ",", ".") and after in ("(", "."))  # a name: or(), a.in.b()
+            )
+        ):
+            fresh = f"_rtc_keyword_{len(renames)}"
+            while fresh in text:
+                fresh += "_"
+            renames[fresh] = tok.string
+            tok = tok._replace(string=fresh)
+        out.append((tok.type, tok.string))
+    if not renames:
+        return None
+    # Token-by-token output respaces the text, which changes nothing in a call list.
+    return _tokenize.untokenize(out), renames
+
+
+def _pythonic_json(value: object, where: str) -> object:
+    """A literal's value as JSON data: tuples become lists; other non-JSON types fail."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_pythonic_json(item, where) for item in value]
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"pythonic: {where}: dict keys must be strings, got {key!r}")
+            out[key] = _pythonic_json(item, where)
+        return out
+    raise ValueError(f"pythonic: {where}: {type(value).__name__} is not a JSON value")
+
+
+def _pythonic_name(node: object, renames: dict) -> str:
+    # f(...) or a dotted name such as tools.search(...)
+    parts = []
+    while isinstance(node, _ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, _ast.Name):
+        raise ValueError("pythonic: a call must name a function (NAME or a.b.NAME)")
+    parts.append(node.id)
+    return ".".join(renames.get(part, part) for part in reversed(parts))
+
+
+def parse_pythonic(body: str, args: dict) -> list:
+    """A Python list of keyword calls, ``[f(a=1, b="x"), g()]``, as
+    ``[{"name": "f", "arguments": {"a": 1, "b": "x"}}, {"name": "g", "arguments": {}}]``.
+
+    ``args``: ``strip`` (boolean). Anything else -- positional arguments, ``**kwargs``,
+    expressions that are not literals, a body that is not one list of calls -- is a
+    ``ValueError`` naming what is wrong.
+    """
+    text = body.strip() if args["strip"] else body
+    renames: dict = {}
+    try:
+        tree = _ast.parse(text, mode="eval").body
+    except SyntaxError as exc:
+        renamed = _pythonic_rename_keywords(text)
+        if renamed is None:
+            raise ValueError(f"pythonic: not a Python list of calls ({exc}).\nText: {body!r}") from None
+        text, renames = renamed
+        try:
+            tree = _ast.parse(text, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise ValueError(f"pythonic: not a Python list of calls ({exc}).\nText: {body!r}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        # ValueError: a NUL byte; the others: nesting beyond what Python's parser takes.
+        raise ValueError(f"pythonic: not a Python list of calls ({exc}).\nText: {body!r}") from None
+    if not isinstance(tree, _ast.List):
+        raise ValueError(f"pythonic: expected a list of calls like [f(a=1)].\nText: {body!r}")
+    calls = []
+    for element in tree.elts:
+        if not isinstance(element, _ast.Call):
+            raise ValueError(f"pythonic: every list item must be a call.\nText: {body!r}")
+        name = _pythonic_name(element.func, renames)
+        if element.args:
+            raise ValueError(
+                f"pythonic: {name}: positional arguments have no parameter names; "
+                f"write {name}(name=value)"
+            )
+        arguments = {}
+        for keyword in element.keywords:
+            if keyword.arg is None:
+                raise ValueError(f"pythonic: {name}: **kwargs is not a literal argument")
+            key = renames.get(keyword.arg, keyword.arg)
+            where = f"{name}({key}=...)"
+            try:
+                value = _ast.literal_eval(keyword.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                raise ValueError(f"pythonic: {where}: not a Python literal") from None
+            arguments[key] = _pythonic_json(value, where)
+        calls.append({"name": name, "arguments": arguments})
+    return calls
+
+
+###}
+
 # ----------------------------------------------------------------------------------
 # Compile time. Nothing below is copied into generated modules.
 # ----------------------------------------------------------------------------------
@@ -252,6 +385,7 @@ SECTION_DEPENDS: dict[str, tuple[str, ...]] = {
     "json": ("text",),
     "xml_inline": (),
     "kv_lines": ("text",),
+    "pythonic": (),
 }
 
 # File order, which puts every section after the ones it depends on.
@@ -266,7 +400,12 @@ PARSERS: dict[str, tuple[str, str]] = {
     "json": ("parse_json", "json"),
     "xml-inline": ("parse_xml_inline", "xml_inline"),
     "kv-lines": ("parse_kv_lines", "kv_lines"),
+    "pythonic": ("parse_pythonic", "pythonic"),
 }
+
+# Parsers that are rtcompiler extensions, each usable only in a template that declares
+# it (docs/extensions.md); transformers refuses such a template.
+EXTENSION_PARSERS = frozenset({"pythonic"})
 
 # Parsers whose chunks are part of the final value, streamed with dirty=False.
 STREAMABLE_PARSERS = frozenset({"text", "int", "float", "bool"})
@@ -341,7 +480,7 @@ def content_plan(content: str, content_args: Any) -> ContentPlan:
     strip = bool(content_args.get("strip", True))
     nested: ContentPlan | None = None
     tag_pattern: str | None = None
-    if content in ("text", "int", "float", "bool"):
+    if content in ("text", "int", "float", "bool", "pythonic"):
         args: dict[str, Any] = {"strip": strip}
     elif content == "json":
         args = {
@@ -398,7 +537,7 @@ def _value_parser_plan(spec: Any) -> ContentPlan | None:
         )
     name = spec.get("name", "text")
     try:
-        known = name in PARSERS
+        known = name in PARSERS and name not in EXTENSION_PARSERS
     except TypeError:  # an unhashable name: the reference's table lookup raises this
         return _error_plan(
             "value_parser", "TypeError", f"value_parser name must be a string, got {name!r}"
@@ -407,7 +546,8 @@ def _value_parser_plan(spec: Any) -> ContentPlan | None:
         return _error_plan(
             "value_parser",
             "KeyError",
-            f"value_parser names unknown content parser {name!r}; known: {sorted(PARSERS)}",
+            f"value_parser names unknown content parser {name!r}; "
+            f"known: {sorted(set(PARSERS) - EXTENSION_PARSERS)}",
         )
     return content_plan(name, spec.get("args", {}))
 

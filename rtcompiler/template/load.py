@@ -47,6 +47,11 @@ from .errors import TemplateError, UnsupportedPatternError
 from .model import Delimiter, Field, Template
 
 TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
+# rtcompiler's own top-level key (docs/extensions.md). transformers knows no such key and
+# refuses a template that has it, which is what should happen: it cannot parse one.
+EXTENSIONS_KEY = "extensions"
+# Extension name -> the content parser it enables.
+EXTENSIONS = {"pythonic": "pythonic"}
 FIELD_KEYS = frozenset(
     {
         "open",
@@ -136,13 +141,15 @@ def load_template(spec: Any) -> Template:
         raise TemplateError(
             "version", f"only version {SUPPORTED_VERSION} is defined, got {version!r}"
         )
-    unknown = sorted(set(spec) - TEMPLATE_KEYS)
+    unknown = sorted(set(spec) - TEMPLATE_KEYS - {EXTENSIONS_KEY})
     if unknown:
         raise TemplateError(
             unknown[0],
             f"unknown top-level key(s) {_quoted(unknown)}; "
-            f"a template has only {_quoted(sorted(TEMPLATE_KEYS))}",
+            f"a template has only {_quoted(sorted(TEMPLATE_KEYS))} "
+            f"(and rtcompiler's {EXTENSIONS_KEY!r})",
         )
+    extensions = _load_extensions(spec.get(EXTENSIONS_KEY, []))
     defaults = spec.get("defaults", {})
     if not isinstance(defaults, dict):
         raise TemplateError("defaults", f"must be an object, got {_kind(defaults)}")
@@ -152,7 +159,9 @@ def load_template(spec: Any) -> Template:
             "fields", "must be a non-empty object mapping each field name to its spec"
         )
 
-    fields = tuple(_load_field(name, field_spec) for name, field_spec in raw_fields.items())
+    fields = tuple(
+        _load_field(name, field_spec, extensions) for name, field_spec in raw_fields.items()
+    )
 
     implicit = [f.name for f in fields if f.open is None]
     if len(implicit) > 1:
@@ -176,7 +185,22 @@ def load_template(spec: Any) -> Template:
         implicit=implicit[0] if implicit else None,
         start_anchor=start_anchor,
         raw=raw,
+        extensions=extensions,
     )
+
+
+def _load_extensions(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TemplateError(
+            EXTENSIONS_KEY, f"must be an array of extension names, got {_kind(value)}"
+        )
+    for i, name in enumerate(value):
+        if name not in EXTENSIONS:
+            raise TemplateError(
+                child_path(EXTENSIONS_KEY, i),
+                f"unknown rtcompiler extension {name!r}; known: {_quoted(sorted(EXTENSIONS))}",
+            )
+    return tuple(sorted(set(value)))
 
 
 def _require_json_data(spec: dict[Any, Any]) -> None:
@@ -210,7 +234,7 @@ def _require_json_data(spec: dict[Any, Any]) -> None:
 # -- fields -----------------------------------------------------------------------------
 
 
-def _load_field(name: str, raw: Any) -> Field:
+def _load_field(name: str, raw: Any, extensions: tuple[str, ...] = ()) -> Field:
     path = child_path("fields", name)
     if not isinstance(raw, dict):
         raise TemplateError(path, f"a field spec must be an object, got {_kind(raw)}")
@@ -224,7 +248,15 @@ def _load_field(name: str, raw: Any) -> Field:
     content = raw.get("content", "text")
     # The isinstance test comes first: the reference looks an unhashable value up in a
     # dict and crashes with TypeError; any non-string is an unknown parser to us.
-    if not isinstance(content, str) or content not in CONTENT_PARSERS:
+    if isinstance(content, str) and content in EXTENSIONS.values():
+        if not any(EXTENSIONS[e] == content for e in extensions):
+            raise TemplateError(
+                child_path(path, "content"),
+                f"{content!r} is an rtcompiler extension, not a transformers content parser: "
+                f'declare it with "{EXTENSIONS_KEY}": ["{content}"] at the top of the '
+                "template (transformers will then refuse the template; see docs/extensions.md)",
+            )
+    elif not isinstance(content, str) or content not in CONTENT_PARSERS:
         raise TemplateError(
             child_path(path, "content"),
             f"unknown content parser {content!r}; known: {_quoted(list(CONTENT_PARSERS))}",

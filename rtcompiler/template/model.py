@@ -137,6 +137,8 @@ class Template:
     ``fields`` are in declaration order (which is also the order in which the
     reference tries their open delimiters). ``implicit`` names the field without an
     ``open``, if any. ``raw`` is a private deep copy of the spec as given.
+    ``extensions`` names the rtcompiler extensions the template declares (sorted);
+    a template that declares any is not loadable by transformers.
     """
 
     defaults: dict[str, Any]
@@ -144,6 +146,7 @@ class Template:
     implicit: str | None
     start_anchor: Delimiter
     raw: dict[str, Any]
+    extensions: tuple[str, ...] = ()
 
     def field(self, name: str) -> Field:
         for f in self.fields:

@@ -74,6 +74,8 @@ def test_emit_automaton_is_json_with_modes_and_delimiters(template_file):
     ({"fields": {"content": {}}}, "start_anchor"),
     ({"start_anchor": "x", "fields": {"c": {"join": ","}}}, "fields.c"),
     ({"start_anchor": "x", "fields": {"c": {"open_pattern": "(?<=a)b"}}}, "fields.c.open_pattern"),
+    # an rtcompiler extension used without being declared
+    ({"start_anchor": "x", "fields": {"c": {"content": "pythonic"}}}, "fields.c.content: 'pythonic'"),
 ])
 def test_invalid_template_is_one_line_and_exit_2(tmp_path, spec, where):
     path = tmp_path / "bad.json"
@@ -104,3 +106,15 @@ def test_parse_stream_prints_events_as_json_lines(template_file):
     lines = [json.loads(line) for line in run.stdout.splitlines()]
     assert lines[0] == {"type": "region_open", "field": "reasoning_content"}
     assert lines[-1]["message"] == {"role": "assistant", "reasoning_content": "deep", "content": "Hi"}
+
+
+def test_list_shows_every_bundled_grammar_and_its_extensions():
+    from rtcompiler.cli.resolve import GRAMMARS
+
+    run = rtc("list")
+    assert run.returncode == 0
+    rows = {line.split()[0]: line for line in run.stdout.splitlines()}
+    folders = {p.name for p in GRAMMARS.iterdir() if (p / "response_template.json").is_file()}
+    assert set(rows) == folders and "llama4_pythonic" in folders
+    assert rows["llama4_pythonic"].endswith("(extension: pythonic)")
+    assert "extension" not in rows["qwen3"]
