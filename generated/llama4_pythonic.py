@@ -767,6 +767,10 @@ def _pythonic_name(node: object, renames: dict) -> str:
     return ".".join(renames.get(part, part) for part in reversed(parts))
 
 
+def _pythonic_unreadable(exc: BaseException, body: str) -> ValueError:
+    return ValueError(f"pythonic: not a Python list of calls ({exc}).\nText: {body!r}")
+
+
 def parse_pythonic(body: str, args: dict) -> list:
     """A Python list of keyword calls, ``[f(a=1, b="x"), g()]``, as
     ``[{"name": "f", "arguments": {"a": 1, "b": "x"}}, {"name": "g", "arguments": {}}]``.
@@ -782,15 +786,15 @@ def parse_pythonic(body: str, args: dict) -> list:
     except SyntaxError as exc:
         renamed = _pythonic_rename_keywords(text)
         if renamed is None:
-            raise ValueError(f"pythonic: not a Python list of calls ({exc}).\nText: {body!r}") from None
+            raise _pythonic_unreadable(exc, body) from None
         text, renames = renamed
         try:
             tree = _ast.parse(text, mode="eval").body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            raise ValueError(f"pythonic: not a Python list of calls ({exc}).\nText: {body!r}") from None
+            raise _pythonic_unreadable(exc, body) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         # ValueError: a NUL byte; the others: nesting beyond what Python's parser takes.
-        raise ValueError(f"pythonic: not a Python list of calls ({exc}).\nText: {body!r}") from None
+        raise _pythonic_unreadable(exc, body) from None
     if not isinstance(tree, _ast.List):
         raise ValueError(f"pythonic: expected a list of calls like [f(a=1)].\nText: {body!r}")
     calls = []
