@@ -29,7 +29,7 @@ from . import strategies
 from .render import ChatRenderer
 from .tokenizers import ChunkingError
 
-DEFAULT_NORMALISE = {
+DEFAULT_NORMALISE: dict[str, Any] = {
     "strip_content": True,
     "strip_reasoning": True,
     "drop_empty": True,
@@ -45,7 +45,10 @@ DEFAULT_NORMALISE = {
 
 # Special-token shapes: a model's text cannot contain them (the tokenizer keeps
 # them whole), so the strategies do not put them in text.
-_SPECIAL = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜]{1,40}｜>|\[/?[A-Z_]{2,20}\]|<[/a-z_]{1,20}\|>|<\|[a-z_\"]{1,20}>")
+_SPECIAL = re.compile(
+    r"<\|[^|<>\s]{1,40}\|>|<｜[^｜]{1,40}｜>|\[/?[A-Z_]{2,20}\]|<[/a-z_]{1,20}\|>"
+    r"|<\|[a-z_\"]{1,20}>"
+)
 
 
 @dataclass
@@ -66,7 +69,8 @@ class CheckReport:
         return self.counterexample is None
 
 
-_ALIASES = {  # meta.json spellings -> (key, value mapping)
+# meta.json spellings -> (key, value mapping)
+_ALIASES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "empty_is_absent": ("drop_empty", bool),
     "drop_content_with_tool_calls": ("content_with_tool_calls", lambda v: "drop" if v else "keep"),
     "drop_reasoning": ("reasoning", lambda v: False if v else None),
@@ -92,14 +96,16 @@ def normalisation(meta_normalise: dict | None) -> dict:
     return norm
 
 
-def reserved_strings(template: Template, chat_template: str, extra: list[str] | None = None) -> tuple[str, ...]:
+def reserved_strings(
+    template: Template, chat_template: str, extra: list[str] | None = None
+) -> tuple[str, ...]:
     found: set[str] = set(extra or [])
     for f in template.fields:
         for d in (f.open, f.close):
             if d is not None and d.is_literal:
-                found.update(d.literals)
+                found.update(d.literals or ())
     if template.start_anchor.is_literal:
-        found.update(s.strip() for s in template.start_anchor.literals if s.strip())
+        found.update(s.strip() for s in template.start_anchor.literals or () if s.strip())
     found.update(_SPECIAL.findall(chat_template))
     for f in template.fields:
         for d in (f.open, f.close):
@@ -138,7 +144,8 @@ def cut_at_stop(output: str, stops: str | list[str] | None) -> str:
     """The turn as a model generates it: it stops right after its first stop token."""
     if not stops:
         return output
-    ends = [output.find(s) + len(s) for s in ([stops] if isinstance(stops, str) else stops) if s in output]
+    stops = [stops] if isinstance(stops, str) else stops
+    ends = [output.find(s) + len(s) for s in stops if s in output]
     return output[: min(ends)] if ends else output
 
 
@@ -199,7 +206,10 @@ def check(
             assume(False)
         output = cut_at_stop(output, norm["end_of_turn"])
         chunks = draw(strategies.chunkings(output))
-        return {"tools": tools, "message": message, "prompt": prompt, "output": output, "chunks": chunks}
+        return {
+            "tools": tools, "message": message, "prompt": prompt, "output": output,
+            "chunks": chunks,
+        }
 
     def failure(case: dict) -> str | None:
         report.examples += 1
@@ -256,7 +266,9 @@ def check(
     return report
 
 
-def static_findings(template: Template, chat_template: str, variables: dict | None = None) -> list[str]:
+def static_findings(
+    template: Template, chat_template: str, variables: dict | None = None
+) -> list[str]:
     findings = []
     delimiters = []
     for f in template.fields:
@@ -279,18 +291,21 @@ def static_findings(template: Template, chat_template: str, variables: dict | No
         for other, other_kind, e in delimiters:
             if other == name or not e.is_literal:
                 continue
-            for lit in d.literals:
-                for longer in e.literals:
+            for lit in d.literals or ():
+                for longer in e.literals or ():
                     if longer != lit and longer.startswith(lit):
                         findings.append(
-                            f"fields.{name}.open {lit!r} is a prefix of fields.{other}.{other_kind} "
-                            f"{longer!r}: text meant for one can open the other"
+                            f"fields.{name}.open {lit!r} is a prefix of "
+                            f"fields.{other}.{other_kind} {longer!r}: text meant for one can "
+                            "open the other"
                         )
     try:
         prompt = ChatRenderer(chat_template, variables).render(
             [{"role": "user", "content": "Hello"}], add_generation_prompt=True)
     except Exception as e:  # a template that cannot render is itself a finding
-        findings.append(f"chat template: cannot render a generation prompt ({type(e).__name__}: {e})")
+        findings.append(
+            f"chat template: cannot render a generation prompt ({type(e).__name__}: {e})"
+        )
         return findings
     anchor = compile_regex(template.start_anchor.regex_source)
     ends = [m.end for m in anchor.finditer(prompt)]
