@@ -278,6 +278,7 @@ class Bench:
             report["adversarial"], report["growth"] = self.adversarial()
         if "memory" in c.sections:
             report["memory"] = self.memory()
+        report["targets"] = targets(report)
         report["seconds"] = time.perf_counter() - started
         return report
 
@@ -336,10 +337,11 @@ def _cell(row: dict, name: str, per_feed: bool) -> str:
     return f"{value:.2f}" if per_feed else f"{value * 1e3:.2f}"
 
 
-def _format(headers: list[str], rows: list[list[str]]) -> str:
+def _format(headers: list[str], rows: list[list[str]], left: Sequence[int] = (0, 1)) -> str:
+    """Columns in ``left`` are text (left-aligned); the others numbers."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
               for i, h in enumerate(headers)]
-    line = lambda cells: "  ".join(c.rjust(w) if i > 1 else c.ljust(w)  # noqa: E731
+    line = lambda cells: "  ".join(c.ljust(w) if i in left else c.rjust(w)  # noqa: E731
                                    for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
     lines = [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
     return "\n".join(x.rstrip() for x in lines)
@@ -378,7 +380,7 @@ def table(report: dict) -> str:
             rows.append([f["case"], _num(f.get("ours_exponent")), _num(f.get("reference_exponent")),
                          note])
         out.append("Growth exponent (log-log slope of time against size; 1 = linear)\n"
-                   + _format(headers, rows))
+                   + _format(headers, rows, left=(0, 3)))
     if report.get("memory"):
         headers = ["case", "feed", "size", "ours peak", "ref peak", "ours/ref"]
         rows = [[f"{r['style']} {r['kind']}", str(r["feed"]), size_label(r["size"]),
@@ -386,7 +388,76 @@ def table(report: dict) -> str:
                  _ratio(r.get("ours_peak"), r.get("reference_peak"))] for r in report["memory"]]
         out.append("Peak memory while streaming (tracemalloc, above what was live before)\n"
                    + _format(headers, rows))
+    if report.get("targets"):
+        headers = ["issue 6 target", "worst", "met", "where"]
+        rows = [[t["target"], _num(t["worst"]),
+                 {True: "yes", False: "NO", None: "-"}[t["met"]], t["where"]]
+                for t in report["targets"]]
+        out.append("Targets (worst case of this run)\n" + _format(headers, rows, left=(0, 2, 3)))
     return "\n\n".join(out)
+
+
+# -- issue 6's targets ------------------------------------------------------------------
+
+def _worst(rows: list[dict], num: str, den: str) -> tuple[float | None, str]:
+    """The largest num/den over ``rows`` and the case it comes from; None if a row lacks one."""
+    worst: tuple[float | None, str] = (None, "")
+    for r in rows:
+        a, b = r.get(num), r.get(den)
+        if not a or not b:
+            return None, _row_name(r) + f": no {num if not a else den}"
+        if worst[0] is None or a / b > worst[0]:
+            worst = (a / b, _row_name(r))
+    return worst
+
+
+def _row_name(r: dict) -> str:
+    name = r.get("case") or f"{r.get('style')} {r.get('kind')}"
+    return f"{name} {r.get('mode', '')} {size_label(r['size'])}".replace("  ", " ")
+
+
+def targets(report: dict) -> list[dict]:
+    """Each target of issue 6 against this run: the worst measured value and whether it is met
+    (None when this run did not measure what the target needs, e.g. a --quick run)."""
+    realistic = report.get("realistic") or []
+
+    def rows(modes: Sequence[str], kinds: Sequence[str], low: int, high: int | None = None):
+        return [r for r in realistic if r["mode"] in modes and r["kind"] in kinds
+                and r["size"] >= low and (high is None or r["size"] <= high)]
+
+    K = 1024
+    checks: list[tuple[str, list[dict], str, str, float]] = [
+        ("whole-text parse of mixed outputs, 8K-256K: ours/ref <= 1/3",
+         rows(["parse"], ["mixed"], 8 * K), "ours_s", "reference_s", 1 / 3),
+        ("whole-text parse of mixed outputs, 8K-256K: ours/floor <= 2",
+         rows(["parse"], ["mixed"], 8 * K), "ours_s", "floor_s", 2.0),
+        ("streaming 1-4 chars per feed at 1K: ours/ref <= 1/3",
+         rows(["feed1", "feed4"], outputs.KINDS, K, K), "ours_s", "reference_s", 1 / 3),
+        ("streaming 1-4 chars per feed at 64K and up: ours/ref <= 1/5",
+         rows(["feed1", "feed4"], outputs.KINDS, 64 * K), "ours_s", "reference_s", 1 / 5),
+        ("per-feed cost, last tenth / first tenth of a 256K stream (ours) <= 1.2",
+         rows(["feed1", "feed4"], outputs.KINDS, 256 * K), "ours_tail_us", "ours_head_us", 1.2),
+        ("peak memory streaming: ours/ref < 1",
+         report.get("memory") or [], "ours_peak", "reference_peak", 1.0),
+    ]
+    out = []
+    for name, selected, num, den, limit in checks:
+        if not selected:
+            out.append({"target": name, "worst": None, "met": None, "where": "not measured"})
+            continue
+        worst, where = _worst(selected, num, den)
+        met = None if worst is None else (worst < limit if limit == 1.0 else worst <= limit)
+        out.append({"target": name, "worst": worst, "met": met, "where": where})
+    fits = report.get("growth") or []
+    if fits:
+        values = [(f.get("ours_exponent"), f["case"]) for f in fits]
+        missing = [case for value, case in values if value is None]
+        worst_fit = max((v for v in values if v[0] is not None), default=(None, ""))
+        out.append({"target": "adversarial inputs fed 1 char at a time: growth exponent <= 1.1",
+                    "worst": worst_fit[0],
+                    "met": None if missing or worst_fit[0] is None else worst_fit[0] <= 1.1,
+                    "where": f"no fit for {', '.join(missing)}" if missing else worst_fit[1]})
+    return out
 
 
 def _num(x: float | None) -> str:
