@@ -26,7 +26,7 @@ if __package__ in (None, ""):  # `python bench/run.py`: make the checkout import
 from . import outputs
 from .engines import Engine, Ours, ParityError, Reference, check_parity, outcome
 from .floor import floor_run
-from .timing import OverBudget, growth_exponent, median, peak_memory, timed
+from .timing import OverBudget, growth_exponent, median, peak_memory, settle_heap, timed
 
 MODES = ("parse", "feed1", "feed4", "feed64")
 SECTIONS = ("realistic", "adversarial", "memory")
@@ -93,6 +93,7 @@ class Bench:
     def engines(self, key: str, template: dict) -> tuple[Engine, Engine]:
         if key not in self._engines:
             self._engines[key] = (self.make_ours(template), self.make_reference(template))
+            settle_heap()
         return self._engines[key]
 
     # -- one measured case -----------------------------------------------------------
@@ -185,6 +186,7 @@ class Bench:
             for kind in c.kinds:
                 for size in sorted(c.sizes):
                     out = outputs.realistic(style, kind, size, c.seed)
+                    settle_heap()
                     floor = self._floor(template, out)
                     for mode in c.modes:
                         done += 1
