@@ -339,6 +339,17 @@ def _cell(row: dict, name: str, per_feed: bool) -> str:
     return f"{value:.2f}" if per_feed else f"{value * 1e3:.2f}"
 
 
+# Fewer feeds per tenth than this and the ratio measures noise (and, in a mixed output, which
+# regions happen to close in the last tenth), not how the cost per feed grows.
+MIN_TENTH_FEEDS = 50
+
+
+def _tail_head(row: dict, name: str) -> str:
+    if row["mode"] == "parse" or (row.get("feeds") or 0) // 10 < MIN_TENTH_FEEDS:
+        return ""
+    return _ratio(row.get(f"{name}_tail_us"), row.get(f"{name}_head_us"))
+
+
 def _format(headers: list[str], rows: list[list[str]], left: Sequence[int] = (0, 1)) -> str:
     """Columns in ``left`` are text (left-aligned); the others numbers."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
@@ -363,8 +374,7 @@ def table(report: dict) -> str:
                 _cell(r, "reference", per_feed),
                 _ratio(r.get("ours_s"), r.get("reference_s")),
                 _ratio(r.get("ours_s"), r.get("floor_s")),
-                _ratio(r.get("ours_tail_us"), r.get("ours_head_us")) if per_feed else "",
-                _ratio(r.get("reference_tail_us"), r.get("reference_head_us")) if per_feed else "",
+                _tail_head(r, "ours"), _tail_head(r, "reference"),
             ])
         out.append("Realistic outputs (medians; ours/ref < 1 means we are faster; floor = one "
                    "stdlib re scan + json.loads)\n" + _format(headers, rows))
@@ -437,8 +447,10 @@ def targets(report: dict) -> list[dict]:
          rows(["feed1", "feed4"], outputs.KINDS, K, K), "ours_s", "reference_s", 1 / 3),
         ("streaming 1-4 chars per feed at 64K and up: ours/ref <= 1/5",
          rows(["feed1", "feed4"], outputs.KINDS, 64 * K), "ours_s", "reference_s", 1 / 5),
-        ("per-feed cost, last tenth / first tenth of a 256K stream (ours) <= 1.2",
-         rows(["feed1", "feed4"], outputs.KINDS, 256 * K), "ours_tail_us", "ours_head_us", 1.2),
+        # On plain answers, where the text is uniform: in a mixed output the last tenth may
+        # hold a large tool call whose arguments are decoded as it closes.
+        ("per-feed cost, last tenth / first tenth of a plain 256K stream (ours) <= 1.2",
+         rows(["feed1", "feed4"], ["plain"], 256 * K), "ours_tail_us", "ours_head_us", 1.2),
         ("peak memory streaming: ours/ref < 1",
          report.get("memory") or [], "ours_peak", "reference_peak", 1.0),
     ]
