@@ -9,6 +9,7 @@ See bench/README.md for what each column means and issue 6's targets.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import platform
 import sys
@@ -282,12 +283,15 @@ class Bench:
             "machine": {"python": platform.python_version(), "platform": platform.platform()},
             "versions": _versions(),
         }
-        if "realistic" in c.sections:
-            report["realistic"] = self.realistic()
-        if "adversarial" in c.sections:
-            report["adversarial"], report["growth"] = self.adversarial()
-        if "memory" in c.sections:
-            report["memory"] = self.memory()
+        try:
+            if "realistic" in c.sections:
+                report["realistic"] = self.realistic()
+            if "adversarial" in c.sections:
+                report["adversarial"], report["growth"] = self.adversarial()
+            if "memory" in c.sections:
+                report["memory"] = self.memory()
+        finally:
+            gc.unfreeze()  # hand the heap back to the collector (the bench may run in-process)
         report["targets"] = targets(report)
         report["seconds"] = time.perf_counter() - started
         return report
