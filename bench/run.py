@@ -74,8 +74,9 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
+        # Small adversarial runs last milliseconds: one noisy run would bend the exponent.
         return cls(sizes=(1024, 8 * 1024), reps=3, adversarial_sizes=(512, 2 * 1024),
-                   memory_size=32 * 1024, budget=5.0)
+                   adversarial_reps=3, memory_size=32 * 1024, budget=5.0)
 
 
 EngineFactory = Callable[[dict], Engine]
@@ -353,7 +354,7 @@ def _cell(row: dict, name: str, per_feed: bool) -> str:
 
 # Fewer feeds per tenth than this and the ratio measures noise (and, in a mixed output, which
 # regions happen to close in the last tenth), not how the cost per feed grows.
-MIN_TENTH_FEEDS = 50
+MIN_TENTH_FEEDS = 200
 
 
 def _tail_head(row: dict, name: str) -> str:
