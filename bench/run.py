@@ -12,6 +12,7 @@ import argparse
 import gc
 import json
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -119,19 +120,19 @@ class Bench:
         skipped = {e.name: self._over.get((e.name, family)) for e in (ours, ref)}
         live = [e for e in (ours, ref) if skipped[e.name] is None]
         for e in (ours, ref):
-            if skipped[e.name] is not None:
-                row[f"{e.name}_status"] = f"skipped (over budget at {size_label(skipped[e.name])})"
+            at = skipped[e.name]
+            if at is not None:
+                row[f"{e.name}_status"] = f"skipped (over budget at {size_label(at)})"
 
-        def once(engine: Engine) -> tuple[str, Any, float | None]:
-            """(status, message outcome, seconds or None)."""
+        def once(engine: Engine) -> tuple[Any, float] | None:
+            """(message outcome, seconds), or None past the budget."""
             run = self._runner(engine, out, mode, chunks)
             try:
-                result, seconds = timed(lambda: outcome(run), limit)
+                return timed(lambda: outcome(run), limit)
             except OverBudget:
                 self._over[(engine.name, family)] = size
                 row[f"{engine.name}_status"] = f"over budget ({limit:g} s)"
-                return "over", None, None
-            return "ok", result, seconds
+                return None
 
         samples: dict[str, list] = {e.name: [] for e in (ours, ref)}
         results: dict[str, Any] = {}
@@ -140,10 +141,11 @@ class Bench:
             order = live if rep % 2 == 0 else live[::-1]
             this_rep = {}
             for engine in list(order):
-                status, result, seconds = once(engine)
-                if status == "over":
+                ran = once(engine)
+                if ran is None:
                     live.remove(engine)
                     continue
+                result, seconds = ran
                 if engine.name not in results:
                     results[engine.name] = result
                     if len(results) == 2:
@@ -212,7 +214,7 @@ class Bench:
 
     def _floor(self, template: dict, out: outputs.Output) -> float:
         run = floor_run(template, out.text, out.message)
-        return median([timed(run, None)[1] for _ in range(max(3, self.config.reps))])
+        return statistics.median(timed(run, None)[1] for _ in range(max(3, self.config.reps)))
 
     def adversarial(self) -> tuple[list[dict], list[dict]]:
         c = self.config
@@ -312,8 +314,8 @@ def _sample(result: Any, seconds: float) -> tuple:
     return (seconds, timing)
 
 
-def _versions() -> dict:
-    versions = {}
+def _versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
     for name in ("rtcompiler", "transformers", "regex"):
         try:
             from importlib.metadata import version
@@ -467,7 +469,7 @@ def targets(report: dict) -> list[dict]:
         ("peak memory streaming: ours/ref < 1",
          report.get("memory") or [], "ours_peak", "reference_peak", 1.0),
     ]
-    out = []
+    out: list[dict[str, Any]] = []
     for name, selected, num, den, limit in checks:
         if not selected:
             out.append({"target": name, "worst": None, "met": None, "where": "not measured"})
