@@ -5,6 +5,9 @@ asserts a timing."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -118,3 +121,12 @@ def test_growth_exponent():
     assert growth_exponent(sizes, [n * 1e-6 for n in sizes]) == pytest.approx(1.0)
     assert growth_exponent(sizes, [(n * 1e-4) ** 2 for n in sizes]) == pytest.approx(2.0)
     assert growth_exponent(sizes[:1], [1.0]) is None
+
+
+@pytest.mark.parametrize("args", [["-m", "bench"], ["bench/run.py"], ["-m", "bench.batch"]])
+def test_entry_points_start(args):
+    root = Path(__file__).resolve().parent.parent.parent
+    done = subprocess.run([sys.executable, *args, "--help"], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "--json" in done.stdout
