@@ -76,7 +76,7 @@ class Config:
     @classmethod
     def quick(cls) -> Config:
         # Small adversarial runs last milliseconds: one noisy run would bend the exponent.
-        return cls(sizes=(1024, 8 * 1024), reps=3, adversarial_sizes=(512, 2 * 1024),
+        return cls(sizes=(1024, 8 * 1024), reps=3, adversarial_sizes=(1024, 4 * 1024),
                    adversarial_reps=3, memory_size=32 * 1024, budget=5.0)
 
 
@@ -520,7 +520,7 @@ def _list(value: str, known: Sequence[str] | None = None) -> list[str]:
 def arguments(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Namespace]:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true",
-                   help="small sizes (1K, 8K; adversarial 512, 2K; memory 32K) and a 5 s budget")
+                   help="small sizes (1K, 8K; adversarial 1K, 4K; memory 32K) and a 5 s budget")
     p.add_argument("--styles", type=lambda v: _list(v, outputs.STYLES))
     p.add_argument("--kinds", type=lambda v: _list(v, outputs.KINDS))
     p.add_argument("--sizes", type=lambda v: [parse_size(s) for s in _list(v)],
