@@ -1,0 +1,127 @@
+"""The benchmark in a tiny configuration, so it cannot rot: every case runs, the table and the
+JSON hold what they should, and a wrong engine is caught by the parity check. Nothing here
+asserts a timing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import batch, outputs
+from bench.engines import Ours, ParityError
+from bench.run import MODES, Bench, Config, main, table
+from bench.timing import growth_exponent
+
+TINY = Config(sizes=(1024,), reps=1, adversarial_sizes=(48, 96), memory_size=1024,
+              budget=1.0)
+
+
+def _quiet(line: str) -> None:
+    pass
+
+
+def test_tiny_run_measures_and_checks_every_case():
+    # One test, not several over a shared fixture: under xdist each worker would redo the run.
+    report = Bench(TINY, progress=_quiet).run()
+
+    realistic = {(r["style"], r["kind"], r["mode"]) for r in report["realistic"]}
+    assert realistic == {(s, k, m) for s in outputs.STYLES for k in outputs.KINDS for m in MODES}
+    assert all(r["parity"] == "checked" for r in report["realistic"])
+    assert all(r["ours_s"] and r["reference_s"] and r["floor_s"] for r in report["realistic"])
+    streamed = [r for r in report["realistic"] if r["mode"] != "parse"]
+    assert all(r["ours_feed_us"] and r["ours_head_us"] and r["reference_tail_us"]
+               for r in streamed)
+
+    adversarial = {(r["case"], r["size"]) for r in report["adversarial"]}
+    assert adversarial == {(a.name, n) for a in outputs.ADVERSARIAL for n in (48, 96)}
+    assert {f["case"] for f in report["growth"]} == set(outputs.ADVERSARIAL_BY_NAME)
+    assert all(f["ours_exponent"] is not None for f in report["growth"])
+
+    assert {r["style"] for r in report["memory"]} == set(outputs.STYLES)
+    assert all(r["ours_peak"] and r["reference_peak"] for r in report["memory"])
+    assert len(report["targets"]) == 7
+
+    # The exponential case: 2^48 backtracking steps, so the reference is cut at the budget,
+    # the larger size is skipped, and the table says so.
+    rows = [r for r in report["adversarial"] if r["case"] == "exponential"]
+    assert rows[0]["reference_status"].startswith("over budget")
+    assert rows[1]["reference_status"].startswith("skipped")
+    assert rows[0]["parity"].startswith("unchecked")
+
+    text = table(report)
+    assert "over budget" in text
+    for heading in ("Realistic outputs", "Adversarial inputs", "Growth exponent",
+                    "Peak memory", "Targets"):
+        assert heading in text
+    for style in outputs.STYLES:
+        assert f"{style} mixed" in text and f"{style} plain" in text
+    json.dumps(report, default=str)
+
+
+class _DropsALetter(Ours):
+    """Our parser, but the content loses its last character: the kind of bug parity must catch."""
+
+    def parse(self, text, prefix, tools):
+        return _damage(super().parse(text, prefix, tools))
+
+    def stream_parser(self, prefix, tools):
+        inner = super().stream_parser(prefix, tools)
+
+        class Damaged:
+            feed = inner.feed
+
+            def finalize(self):
+                message, events = inner.finalize()
+                return _damage(message), events
+
+        return Damaged()
+
+
+def _damage(message: dict) -> dict:
+    return {**message, "content": message.get("content", "x")[:-1]}
+
+
+@pytest.mark.parametrize("mode", ["parse", "feed4"])
+def test_a_wrong_engine_fails_loudly(mode):
+    config = Config(styles=("qwen3",), kinds=("plain",), sizes=(1024,), modes=(mode,), reps=1,
+                    sections=("realistic",))
+    with pytest.raises(ParityError, match="content"):
+        Bench(config, make_ours=_DropsALetter, progress=_quiet).run()
+
+
+def test_command_line_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    code = main(["--styles", "gemma4", "--kinds", "plain", "--sizes", "1K", "--modes",
+                 "parse,feed64", "--sections", "realistic", "--reps", "1", "--json", str(out)])
+    assert code == 0
+    assert "gemma4 plain" in capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert [r["mode"] for r in data["realistic"]] == ["parse", "feed64"]
+
+
+def test_batch_runs_in_workers_without_third_party_imports():
+    report = batch.run("qwen3", n=6, workers=2, reps=1, chunk=2, progress=_quiet)
+    assert [r["way"] for r in report["rows"]] == [
+        "ours, 1 process", "ours, 2 worker processes", "reference, 1 process"]
+    assert report["worker_imports"] == []
+    assert all(r["messages_per_s"] > 0 for r in report["rows"])
+
+
+def test_growth_exponent():
+    sizes = [1_000, 4_000, 16_000]
+    assert growth_exponent(sizes, [n * 1e-6 for n in sizes]) == pytest.approx(1.0)
+    assert growth_exponent(sizes, [(n * 1e-4) ** 2 for n in sizes]) == pytest.approx(2.0)
+    assert growth_exponent(sizes[:1], [1.0]) is None
+
+
+@pytest.mark.parametrize("args", [["-m", "bench"], ["bench/run.py"], ["-m", "bench.batch"]])
+def test_entry_points_start(args):
+    root = Path(__file__).resolve().parent.parent.parent
+    done = subprocess.run([sys.executable, *args, "--help"], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "--json" in done.stdout
