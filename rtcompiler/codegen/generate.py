@@ -92,7 +92,8 @@ def _ordered(runtime: dict[tuple[str, str], str]) -> list[tuple[tuple[str, str],
 
     def rank(key: tuple[str, str]) -> tuple[int, str, str]:
         mod, name = key
-        return (0 if mod == ENGINE else 2 if mod == STREAM else 3 if mod == OPENAI else 1, mod, name)
+        order = {ENGINE: 0, STREAM: 2, OPENAI: 3}
+        return (order.get(mod, 1), mod, name)
 
     return sorted(runtime.items(), key=lambda item: rank(item[0]))
 

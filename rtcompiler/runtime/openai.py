@@ -24,16 +24,10 @@ what remains.
 
 from __future__ import annotations
 
-from typing import Any
-
-from .content import content_plan
-from .tools import coerce_argument, schema_types, tool_parameters
-from .transform import transform_plan
-
 ###{standalone openai
-import json as _json  # noqa: E402
-import re as _re  # noqa: E402
-import uuid as _uuid  # noqa: E402
+import json as _json
+import re as _re
+import uuid as _uuid
 
 # A schema naming one of these types may retype a string argument (or the strings
 # of a list): such a value streams only once it is complete and retyped.
@@ -252,8 +246,8 @@ def _safe_cut(raw):
         if i + 6 > n:
             return i
         digits = raw[i + 2 : i + 6]
-        high = all(c in "0123456789abcdefABCDEF" for c in digits) and 0xD800 <= int(digits, 16) < 0xDC00
-        if high:
+        hex_digits = all(c in "0123456789abcdefABCDEF" for c in digits)
+        if hex_digits and 0xD800 <= int(digits, 16) < 0xDC00:
             after = raw[i + 6 : i + 8]
             if len(after) < 2 and "\\u".startswith(after):
                 return i
@@ -449,7 +443,8 @@ class _XmlCalls:
             value = groups.get("value", "")
             value_text = self.region.retyped_json(self.call, key, value)
             key_text = _json.dumps(key, ensure_ascii=self.region.ensure_ascii)
-            self.region.arguments(self.call, ("{" if not self.pairs else ", ") + key_text + ": " + value_text)
+            lead = "{" if not self.pairs else ", "
+            self.region.arguments(self.call, lead + key_text + ": " + value_text)
             self.pairs += 1
             self.scanner = self.regex.scanner_at(self.body, m.end)
 
@@ -503,7 +498,8 @@ class _ToolRegion:
     def arguments(self, call, text):
         if text:
             call.sent += text
-            self.owner.push({"tool_calls": [{"index": call.index, "function": {"arguments": text}}]})
+            delta = {"index": call.index, "function": {"arguments": text}}
+            self.owner.push({"tool_calls": [delta]})
 
     def retyped_json(self, call, key, value):
         """``value`` as the parser's tool typing leaves it, in canonical JSON."""
@@ -699,6 +695,14 @@ class DeltaStream:
 # ----------------------------------------------------------------------------------
 # Compile time. Nothing below is copied into generated modules.
 # ----------------------------------------------------------------------------------
+
+# The section calls tool typing; a generated module has it from the tool_coercion
+# section, this module from here.
+from typing import Any  # noqa: E402
+
+from .content import content_plan  # noqa: E402
+from .tools import coerce_argument, schema_types, tool_parameters  # noqa: E402, F401
+from .transform import transform_plan  # noqa: E402
 
 OPENAI_KEYS = ("content", "reasoning_content", "tool_calls")
 

@@ -71,7 +71,7 @@ class Grammar:
                            call_id=lambda index: f"call_{index}", regex=compile_regex)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def grammar(name: str) -> Grammar:
     return Grammar(name)
 
@@ -95,8 +95,8 @@ def openai_view(message: dict, ensure_ascii: bool = False) -> dict:
         view[key] = value if isinstance(value, str) else ""
     calls = message.get("tool_calls") or []
     view["tool_calls"] = [
-        (call["function"].get("name"), arguments_json(call["function"].get("arguments"), ensure_ascii))
-        for call in calls
+        (c["function"].get("name"), arguments_json(c["function"].get("arguments"), ensure_ascii))
+        for c in calls
     ]
     return view
 

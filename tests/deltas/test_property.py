@@ -30,7 +30,8 @@ def test_deltas_rebuild_the_message(name):
         deltas = run(stream, case["output"], case["chunks"])
         assert stream.divergences == []
         assert rebuilt_view(deltas) == openai_view(stream.message)
-        assert stream.finish_reason == ("tool_calls" if stream.message.get("tool_calls") else "stop")
+        has_calls = bool(stream.message.get("tool_calls"))
+        assert stream.finish_reason == ("tool_calls" if has_calls else "stop")
         ids = [call.get("id") for d in deltas for call in d.get("tool_calls", []) if "id" in call]
         assert ids == [f"call_{i}" for i in range(len(stream.message.get("tool_calls") or []))]
 
