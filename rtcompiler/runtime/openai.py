@@ -256,6 +256,80 @@ def _safe_cut(raw):
         i += 6
 
 
+class _NearJson:
+    """Rewrites near-JSON the way ``parse_json`` does before decoding, as it streams.
+
+    Text between one pair of custom string delimiters becomes a JSON string (the
+    first close after an open ends it), and a bare key right after ``{`` or ``,``
+    and before ``:`` gets quotes, but only outside those delimited strings. Text
+    is passed on once no later text can change how it is rewritten.
+    """
+
+    def __init__(self, delims, key_chars):
+        self.open, self.close = delims[0] if delims else (None, None)
+        self.word = _re.compile(key_chars) if key_chars else None
+        self.pending = ""
+        self.searched = 0  # how far the close delimiter was looked for in pending
+        self.parked = False
+        self.prev = ""
+        self.run = None
+
+    def feed(self, text):
+        if self.open is not None and ("\x01" in text or "\x02" in text):
+            raise _Stuck("parse_json refuses text holding its park markers")
+        self.pending += text
+        out = []
+        while True:
+            if self.parked:
+                i = self.pending.find(self.close, self.searched)
+                if i < 0:
+                    self.searched = max(0, len(self.pending) - len(self.close) + 1)
+                    break
+                out.append(_json.dumps(self.pending[:i]))
+                self.pending = self.pending[i + len(self.close) :]
+                self.parked, self.searched, self.prev = False, 0, "\x02"
+                continue
+            if self.open is None:
+                self._outside(self.pending, out)
+                self.pending = ""
+                break
+            i = self.pending.find(self.open)
+            if i < 0:
+                # Keep a tail that may still become the open delimiter.
+                keep = next((n for n in range(min(len(self.open) - 1, len(self.pending)), 0, -1)
+                             if self.pending.endswith(self.open[:n])), 0)
+                cut = len(self.pending) - keep
+                self._outside(self.pending[:cut], out)
+                self.pending = self.pending[cut:]
+                break
+            self._outside(self.pending[:i], out)
+            if self.run is not None:
+                out.append(self.run)  # a bare word before a string is no key
+                self.run = None
+            self.pending = self.pending[i + len(self.open) :]
+            self.parked = True
+        return "".join(out)
+
+    def _outside(self, text, out):
+        word = self.word
+        for ch in text:
+            if self.run is not None:
+                if word.match(ch):
+                    self.run += ch
+                    continue
+                if ch == ":":
+                    out.append('"' + self.run + '":')
+                    self.prev, self.run = ":", None
+                    continue
+                out.append(self.run)
+                self.run = None
+            if word is not None and self.prev in ("{", ",") and word.match(ch):
+                self.run = ch
+                continue
+            out.append(ch)
+            self.prev = ch
+
+
 class _JsonCalls:
     """Follows the call(s) of a plain-JSON body and streams their arguments.
 
@@ -273,12 +347,15 @@ class _JsonCalls:
         self.name_path = tuple(where) if kind == "path" else None
         self.args_path = tuple(spec["arguments"])
         self.tokens = _JsonTokens(self)
+        self.near = None
+        if spec.get("string_delims") or spec.get("key_chars"):
+            self.near = _NearJson(spec.get("string_delims"), spec.get("key_chars"))
         self.name_text = None
         if self.name_capture is not None and not self.each:
             self._call(0)  # the name came with the open delimiter: announce the call now
 
     def feed(self, text):
-        self.tokens.feed(text)
+        self.tokens.feed(self.near.feed(text) if self.near is not None else text)
 
     # -- where the tokenizer is ---------------------------------------------------
 
@@ -770,9 +847,19 @@ def _tool_stream(f: Any) -> dict | None:
     plan = content_plan(f.content, f.content_args)
     if plan.function == "parse_json":
         args = plan.args
-        if args["string_delims"] or args["unquoted_key_pattern"] or args["allow_non_json"]:
+        delims = args["string_delims"]
+        if args["allow_non_json"] or not _simple_delims(delims):
             return None
-        return {"parser": "json", "each": each, "name": name_at, "arguments": args_at[1]}
+        spec = {"parser": "json", "each": each, "name": name_at, "arguments": args_at[1]}
+        if delims:
+            spec["string_delims"] = [list(d) for d in delims]
+        key_pattern = args["unquoted_key_pattern"]
+        if key_pattern is not None:
+            head, tail = "(?<=[{,])([", "]+):"
+            if not (key_pattern.startswith(head) and key_pattern.endswith(tail)):
+                return None
+            spec["key_chars"] = key_pattern[len(head) - 1 : -len(tail) + 1]
+        return spec
     if plan.function == "parse_xml_inline" and not each:
         if (
             plan.tag_pattern is None
@@ -785,6 +872,16 @@ def _tool_stream(f: Any) -> dict | None:
         return {"parser": "xml", "each": False, "name": name_at, "arguments": [],
                 "tag_pattern": plan.tag_pattern}
     return None
+
+
+def _simple_delims(delims: Any) -> bool:
+    """At most one pair of non-empty string delimiters: what streaming rewrites."""
+    if not isinstance(delims, list) or len(delims) > 1:
+        return False
+    return all(
+        isinstance(d, (list, tuple)) and len(d) == 2 and all(isinstance(x, str) and x for x in d)
+        for d in delims
+    )
 
 
 SECTION_DEPENDS: dict[str, tuple[str, ...]] = {"openai": ()}
