@@ -4,11 +4,13 @@
 >>> from rtcompiler.openai import DeltaStream
 >>> stream = DeltaStream(compile_template("qwen3"), "<|im_start|>assistant\\n",
 ...                      call_id=lambda index: f"call_{index}")
->>> stream.feed('<tool_call>\\n{"name": "f", "arguments": {"x": 1')
-[{'role': 'assistant'}, {'tool_calls': [{'index': 0, 'id': 'call_0', 'type': 'function', \
+>>> stream.initial_deltas
+[{'role': 'assistant'}]
+>>> stream.feed('Sure.\\n<tool_call>\\n{"name": "f", "arguments": {"x": 1')
+[{'content': 'Sure.'}, {'tool_calls': [{'index': 0, 'id': 'call_0', 'type': 'function', \
 'function': {'name': 'f', 'arguments': '{"x": '}}]}]
->>> stream.feed('}}\\n</tool_call><|im_end|>') + stream.finish()
-[{'tool_calls': [{'index': 0, 'function': {'arguments': '1}'}}]}]
+>>> stream.feed('0}}\\n</tool_call><|im_end|>') + stream.finish()
+[{'tool_calls': [{'index': 0, 'function': {'arguments': '10}'}}]}]
 >>> stream.finish_reason
 'tool_calls'
 

@@ -622,15 +622,18 @@ class DeltaStream:
         self.message = None
         self.finish_reason = None
         self.calls = []  # every tool call, by index
-        self.divergences = []  # tool calls whose streamed arguments the final value contradicts
+        # What was streamed that the final message contradicts: text fields, tool calls.
+        self.divergences = []
+        self.sent_text = {}  # OpenAI key -> text pieces sent
         self.texts = {}  # OpenAI key -> per-field text state
         self.fields = {}  # template field -> OpenAI key
         for key in ("content", "reasoning_content", "tool_calls"):
             spec = plan.get(key)
             if spec is not None:
                 self.fields[spec["field"]] = key
-                if key != "tool_calls":
-                    self.texts[key] = {"closed": 0, "started": False, "joined": False, "space": ""}
+                if key != "tool_calls" and spec["kind"] is not None:
+                    self.texts[key] = {"closed": 0, "started": False, "joined": False, "space": []}
+                    self.sent_text[key] = []
         self.region = None
         self.out = []
         self.push({"role": "assistant"})
@@ -648,6 +651,13 @@ class DeltaStream:
         self._events(events)
         self.message = message
         self.finish_reason = "tool_calls" if message.get("tool_calls") else "stop"
+        for key, pieces in self.sent_text.items():
+            final = message.get(key)
+            sent = "".join(pieces)
+            if sent != (final if isinstance(final, str) else ""):
+                # A field the output filled twice keeps its last value, but the
+                # first was already streamed.
+                self.divergences.append({"field": key, "sent": sent, "final": final})
         return self._take()
 
     # -- output ----------------------------------------------------------------------
@@ -685,7 +695,7 @@ class DeltaStream:
             key = self.fields.get(event["field"])
             if key == "tool_calls":
                 self._tool_event(event)
-            elif key is not None:
+            elif key in self.texts:
                 self._text_event(key, event)
         region = self.region
         if region is not None:
@@ -704,7 +714,7 @@ class DeltaStream:
         spec, state = self.plan[key], self.texts[key]
         kind = event["type"]
         if kind == "region_open":
-            state["started"], state["joined"], state["space"] = False, False, ""
+            state["started"], state["joined"], state["space"] = False, False, []
         elif kind == "region_chunk" and spec["kind"] == "text":
             text = event["text"]
             if spec["strip"]:
@@ -713,17 +723,17 @@ class DeltaStream:
                     if not text:
                         return
                     state["started"] = True
-                text = state["space"] + text
                 body = text.rstrip()
-                state["space"] = text[len(body):]
-                text = body
+                if not body:
+                    state["space"].append(text)  # may still turn out to be trailing
+                    return
+                held, state["space"] = state["space"], [text[len(body):]]
+                text = "".join(held) + body
             self._text(key, spec, state, text)
         elif kind == "region_close":
             value = event["value"]
-            if spec["kind"] == "value" and isinstance(value, str):
-                self._text(key, spec, state, value)
-            elif spec["kind"] is not None:
-                self._text(key, spec, state, "")
+            self._text(key, spec, state, value if spec["kind"] == "value" and isinstance(value, str)
+                       else "")
             state["closed"] += 1
 
     def _text(self, key, spec, state, text):
@@ -731,6 +741,7 @@ class DeltaStream:
             state["joined"] = True
             text = spec["join"] + text
         if text:
+            self.sent_text[key].append(text)
             self.push({key: text})
 
     def _tool_event(self, event):

@@ -242,3 +242,12 @@ def test_python_function_tools_are_accepted_by_the_package_stream():
     text = "</think>\n\n<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</tool_call>"
     deltas = stream.feed(text) + stream.finish()
     assert accumulate(deltas)["tool_calls"][0]["function"]["arguments"] == '{"n": 5}'
+
+
+def test_a_field_filled_twice_is_reported_since_streamed_text_cannot_be_taken_back():
+    stream = stream_of("qwen3", QWEN)
+    text = 'Hi <tool_call>\n{"name": "f", "arguments": {}}\n</tool_call> bye<|im_end|>'
+    deltas = stream.initial_deltas + stream.feed(text) + stream.finish()
+    assert stream.message["content"] == "bye"  # the parser keeps the last region, as transformers
+    assert accumulate(deltas)["content"] == "Hibye"
+    assert stream.divergences == [{"field": "content", "sent": "Hibye", "final": "bye"}]
