@@ -268,46 +268,48 @@ class _NearJson:
     def __init__(self, delims, key_chars):
         self.open, self.close = delims[0] if delims else (None, None)
         self.word = _re.compile(key_chars) if key_chars else None
-        self.pending = ""
-        self.searched = 0  # how far the close delimiter was looked for in pending
-        self.parked = False
+        self.pending = ""  # outside a string: a tail that may begin the open delimiter
+        self.parked = None  # inside a delimited string: its text so far, in pieces
+        self.tail = ""  # the last characters of the string, where a close may begin
         self.prev = ""
         self.run = None
 
     def feed(self, text):
         if self.open is not None and ("\x01" in text or "\x02" in text):
             raise _Stuck("parse_json refuses text holding its park markers")
-        self.pending += text
         out = []
-        while True:
-            if self.parked:
-                i = self.pending.find(self.close, self.searched)
+        while text:
+            if self.parked is not None:
+                window = self.tail + text
+                i = window.find(self.close)
                 if i < 0:
-                    self.searched = max(0, len(self.pending) - len(self.close) + 1)
+                    self.parked.append(text)
+                    self.tail = window[max(0, len(window) - len(self.close) + 1) :]
                     break
-                out.append(_json.dumps(self.pending[:i]))
-                self.pending = self.pending[i + len(self.close) :]
-                self.parked, self.searched, self.prev = False, 0, "\x02"
+                held = "".join(self.parked)
+                string = held[: len(held) - len(self.tail)] + window[:i]
+                out.append(_json.dumps(string))
+                text = window[i + len(self.close) :]
+                self.parked, self.tail, self.prev = None, "", "\x02"
                 continue
+            text, self.pending = self.pending + text, ""
             if self.open is None:
-                self._outside(self.pending, out)
-                self.pending = ""
+                self._outside(text, out)
                 break
-            i = self.pending.find(self.open)
+            i = text.find(self.open)
             if i < 0:
                 # Keep a tail that may still become the open delimiter.
-                keep = next((n for n in range(min(len(self.open) - 1, len(self.pending)), 0, -1)
-                             if self.pending.endswith(self.open[:n])), 0)
-                cut = len(self.pending) - keep
-                self._outside(self.pending[:cut], out)
-                self.pending = self.pending[cut:]
+                keep = next((n for n in range(min(len(self.open) - 1, len(text)), 0, -1)
+                             if text.endswith(self.open[:n])), 0)
+                self._outside(text[: len(text) - keep], out)
+                self.pending = text[len(text) - keep :]
                 break
-            self._outside(self.pending[:i], out)
+            self._outside(text[:i], out)
             if self.run is not None:
                 out.append(self.run)  # a bare word before a string is no key
                 self.run = None
-            self.pending = self.pending[i + len(self.open) :]
-            self.parked = True
+            text = text[i + len(self.open) :]
+            self.parked = []
         return "".join(out)
 
     def _outside(self, text, out):
