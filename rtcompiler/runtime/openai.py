@@ -539,11 +539,13 @@ class _ToolRegion:
         self.stuck = False
         self.unfed = []
         self.captures = {}
+        self.id_capture = None
         self.params = owner.params
         self.ensure_ascii = owner.ensure_ascii
 
     def start(self, spec, captures):
         self.captures = captures
+        self.id_capture = spec.get("id")
         try:
             if spec["parser"] == "json":
                 self.follower = _JsonCalls(spec, self)
@@ -572,7 +574,7 @@ class _ToolRegion:
         if name is None or call.name is not None:
             return
         call.name = name
-        self.owner.header(call, None)
+        self.owner.header(call, self.captures.get(self.id_capture) if self.id_capture else None)
 
     def arguments(self, call, text):
         if text:
@@ -835,8 +837,9 @@ def _tool_stream(f: Any) -> dict | None:
     node = transform_plan(f.transform)
     members = dict(node[1])
     function = members.get("function")
-    if function is None or function[0] != "dict" or "id" in members:
+    if function is None or function[0] != "dict":
         return None
+    call_id = members.get("id")
     inner = dict(function[1])
     name, arguments = inner.get("name"), inner.get("arguments")
     if name is None or arguments is None or name[0] != "ref" or arguments[0] != "ref":
@@ -857,6 +860,9 @@ def _tool_stream(f: Any) -> dict | None:
     name_at, args_at = where(name), where(arguments)
     if name_at is None or args_at is None or args_at[0] != "path":
         return None
+    id_at = where(call_id) if call_id is not None and call_id[0] == "ref" else None
+    if call_id is not None and (id_at is None or id_at[0] != "capture"):
+        return None  # the call's id would only be known at its close
     plan = content_plan(f.content, f.content_args)
     if plan.function == "parse_json":
         args = plan.args
@@ -864,6 +870,8 @@ def _tool_stream(f: Any) -> dict | None:
         if args["allow_non_json"] or not _simple_delims(delims):
             return None
         spec = {"parser": "json", "each": each, "name": name_at, "arguments": args_at[1]}
+        if id_at is not None:
+            spec["id"] = id_at[1]
         if delims:
             spec["string_delims"] = [list(d) for d in delims]
         key_pattern = args["unquoted_key_pattern"]
@@ -882,8 +890,11 @@ def _tool_stream(f: Any) -> dict | None:
             or args_at[1]
         ):
             return None
-        return {"parser": "xml", "each": False, "name": name_at, "arguments": [],
+        spec = {"parser": "xml", "each": False, "name": name_at, "arguments": [],
                 "tag_pattern": plan.tag_pattern}
+        if id_at is not None:
+            spec["id"] = id_at[1]
+        return spec
     return None
 
 

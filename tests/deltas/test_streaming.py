@@ -214,10 +214,13 @@ def test_a_call_id_from_the_template_is_used():
             "content": {"close": "</s>"},
         },
     })
+    assert openai_plan(template)["tool_calls"]["stream"]["id"] == "id"
     stream = DeltaStream(template, "<s>")
-    deltas = stream.feed('<call id=abc>{"name": "f", "arguments": {}}</call></s>') + stream.finish()
+    first = stream.feed('<call id=abc>{"name": "f", "arguments": {"a": [')
+    assert first[-1]["tool_calls"][0]["id"] == "abc"
+    deltas = first + stream.feed("]}}</call></s>") + stream.finish()
     assert accumulate(deltas)["tool_calls"] == [
-        {"id": "abc", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+        {"id": "abc", "type": "function", "function": {"name": "f", "arguments": '{"a": []}'}}]
 
 
 def test_default_ids_are_distinct_and_stable_per_call():
