@@ -70,7 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--tools", help="a JSON file with the tools list (JSON schemas)")
     parse.add_argument("--stream", action="store_true", help="print events as JSON lines")
     parse.add_argument("--openai", action="store_true",
-                       help="with --stream: print chat.completion.chunk objects as JSON lines")
+                       help="print chat.completion.chunk objects as JSON lines, live "
+                       "(implies --stream)")
     parse.set_defaults(run=_parse)
 
     check = commands.add_parser(
@@ -143,7 +144,7 @@ def _parse(args: argparse.Namespace) -> int:
     source = open(args.file, encoding="utf-8") if args.file else sys.stdin
     try:
         if args.openai:
-            return _parse_openai(args, template, prefix, tools, source)
+            return _parse_openai(template, prefix, tools, source)
         if not args.stream:
             message = module.parse_response(source.read(), prefix=prefix, tools=tools)
             print(json.dumps(message, ensure_ascii=False, indent=2))
@@ -171,7 +172,7 @@ def _parse(args: argparse.Namespace) -> int:
             source.close()
 
 
-def _parse_openai(args: argparse.Namespace, template, prefix, tools, source) -> int:
+def _parse_openai(template, prefix, tools, source) -> int:
     """``rtc parse --stream --openai``: one chat.completion.chunk per line, live."""
     import time
     import uuid
@@ -179,19 +180,21 @@ def _parse_openai(args: argparse.Namespace, template, prefix, tools, source) -> 
     from ..openai import DeltaStream, chunk
 
     # Every chunk of one completion shares its id and creation time, as a server's do.
-    meta = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time())}
+    completion, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+
+    def emit(deltas: list[dict], finish_reason: str | None = None) -> None:
+        for delta in deltas:
+            _print_event(chunk(delta, id=completion, created=created, finish_reason=finish_reason))
+
     stream = DeltaStream(template, prefix, tools=tools)
-    for delta in stream.initial_deltas:
-        _print_event(chunk(delta, **meta))
+    emit(stream.initial_deltas)
     while True:
         text = source.readline(64) if source is sys.stdin else source.read(4096)
         if not text:
             break
-        for delta in stream.feed(text):
-            _print_event(chunk(delta, **meta))
-    for delta in stream.finish():
-        _print_event(chunk(delta, **meta))
-    _print_event(chunk({}, finish_reason=stream.finish_reason, **meta))
+        emit(stream.feed(text))
+    emit(stream.finish())
+    emit([{}], stream.finish_reason)
     return 0
 
 
