@@ -549,8 +549,10 @@ class _ToolRegion:
         try:
             if spec["parser"] == "json":
                 self.follower = _JsonCalls(spec, self)
-            else:
+            elif self.owner.regex is not None:
                 self.follower = _XmlCalls(spec, self, self.owner.regex(spec["tag_pattern"]))
+            else:
+                self.stuck = True  # no way to run the tag pattern: arguments at close
         except _Stuck:
             self.stuck = True
 
@@ -776,9 +778,13 @@ class DeltaStream:
                 self.divergences.append({"index": call.index, "sent_name": call.name,
                                          "final_name": function.get("name")})
             final = arguments_json(function.get("arguments"), self.ensure_ascii)
+            # xml-inline pairs leave their object open: a tag could still follow.
+            tail = "}" if isinstance(region.follower, _XmlCalls) and call.sent else ""
             if final.startswith(call.sent):
                 region.arguments(call, final[len(call.sent):])
-            elif not _same_json(call.sent, function.get("arguments")):
+            elif _same_json(call.sent + tail, function.get("arguments")):
+                region.arguments(call, tail)
+            else:
                 # Text already sent cannot be taken back (say, a key the model wrote
                 # twice, in a place where the later value wins): say so.
                 self.divergences.append({"index": call.index, "sent": call.sent, "final": final})

@@ -254,3 +254,14 @@ def test_a_field_filled_twice_is_reported_since_streamed_text_cannot_be_taken_ba
     assert stream.message["content"] == "bye"  # the parser keeps the last region, as transformers
     assert accumulate(deltas)["content"] == "Hibye"
     assert stream.divergences == [{"field": "content", "sent": "Hibye", "final": "bye"}]
+
+
+def test_an_xml_parameter_given_twice_still_decodes_to_the_final_arguments():
+    text = ("</think>\n\n<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n"
+            "<parameter=b>\n2\n</parameter>\n<parameter=a>\n3\n</parameter>\n</tool_call>")
+    stream = stream_of("qwen3_coder", CODER)
+    steps, last = feed_chars(stream, text)
+    sent = arguments([d for s in steps for d in s] + last)
+    assert sent == '{"a": "1", "b": "2", "a": "3"}'
+    assert json.loads(sent) == stream.message["tool_calls"][0]["function"]["arguments"]
+    assert stream.divergences == []
