@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
         default="parser",
         help="parser: the Python module (default); automaton: the region automaton as JSON",
     )
+    compile_.add_argument("--openai", action="store_true",
+                          help="also inline the OpenAI delta adapter (openai_stream)")
     compile_.set_defaults(run=_compile)
 
     parse = commands.add_parser("parse", help="parse a model output and print the message")
@@ -67,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     prefix.add_argument("--prefix-file", help="read the prefix from this file")
     parse.add_argument("--tools", help="a JSON file with the tools list (JSON schemas)")
     parse.add_argument("--stream", action="store_true", help="print events as JSON lines")
+    parse.add_argument("--openai", action="store_true",
+                       help="print chat.completion.chunk objects as JSON lines, live "
+                       "(implies --stream)")
     parse.set_defaults(run=_parse)
 
     check = commands.add_parser(
@@ -117,7 +122,7 @@ def _compile(args: argparse.Namespace) -> int:
     if args.emit == "automaton":
         text = json.dumps(automaton_data(template), indent=1, ensure_ascii=False) + "\n"
     else:
-        text = generate_module(template)
+        text = generate_module(template, openai=args.openai)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"rtc: wrote {args.output} ({len(text.encode('utf-8')):,} bytes)", file=sys.stderr)
@@ -138,6 +143,8 @@ def _parse(args: argparse.Namespace) -> int:
     tools = json.loads(Path(args.tools).read_text(encoding="utf-8")) if args.tools else None
     source = open(args.file, encoding="utf-8") if args.file else sys.stdin
     try:
+        if args.openai:
+            return _parse_openai(template, prefix, tools, source)
         if not args.stream:
             message = module.parse_response(source.read(), prefix=prefix, tools=tools)
             print(json.dumps(message, ensure_ascii=False, indent=2))
@@ -163,6 +170,32 @@ def _parse(args: argparse.Namespace) -> int:
     finally:
         if source is not sys.stdin:
             source.close()
+
+
+def _parse_openai(template, prefix, tools, source) -> int:
+    """``rtc parse --stream --openai``: one chat.completion.chunk per line, live."""
+    import time
+    import uuid
+
+    from ..openai import DeltaStream, chunk
+
+    # Every chunk of one completion shares its id and creation time, as a server's do.
+    completion, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+
+    def emit(deltas: list[dict], finish_reason: str | None = None) -> None:
+        for delta in deltas:
+            _print_event(chunk(delta, id=completion, created=created, finish_reason=finish_reason))
+
+    stream = DeltaStream(template, prefix, tools=tools)
+    emit(stream.initial_deltas)
+    while True:
+        text = source.readline(64) if source is sys.stdin else source.read(4096)
+        if not text:
+            break
+        emit(stream.feed(text))
+    emit(stream.finish())
+    emit([{}], stream.finish_reason)
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:

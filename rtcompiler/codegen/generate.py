@@ -30,6 +30,7 @@ from .sections import section
 
 ENGINE = "rtcompiler.runtime.engine"
 STREAM = "rtcompiler.runtime.stream"
+OPENAI = "rtcompiler.runtime.openai"
 
 
 @dataclass
@@ -52,8 +53,12 @@ class _Module:
         return self.regexes.index(source)
 
 
-def generate_module(template: Template) -> str:
-    """The source of a standalone parser module for ``template``."""
+def generate_module(template: Template, *, openai: bool = False) -> str:
+    """The source of a standalone parser module for ``template``.
+
+    ``openai`` adds the OpenAI delta adapter (``openai_stream``); without it the
+    output is what it always was, byte for byte.
+    """
     module = _Module()
     module.need(ENGINE, "engine")
     anchor = module.regex(template.start_anchor.regex_source)
@@ -63,6 +68,10 @@ def generate_module(template: Template) -> str:
         module.need(module_name, name)
     module.need(STREAM, "stream")
     del uses_tools  # tool typing applies to any field, as in the reference
+    extra = []
+    if openai:
+        module.need(OPENAI, "openai")
+        extra.append(_openai_api(template, module))
     return "\n".join(
         [
             _header(template),
@@ -73,16 +82,18 @@ def generate_module(template: Template) -> str:
             *module.functions,
             _table(template, regions, anchor),
             _api(),
+            *extra,
         ]
     )
 
 
 def _ordered(runtime: dict[tuple[str, str], str]) -> list[tuple[tuple[str, str], str]]:
-    """Runtime sections in a fixed order: engine, then the rest by module, stream last."""
+    """Runtime sections in a fixed order: engine, the rest by module, stream, openai."""
 
     def rank(key: tuple[str, str]) -> tuple[int, str, str]:
         mod, name = key
-        return (0 if mod == ENGINE else 2 if mod == STREAM else 1, mod, name)
+        order = {ENGINE: 0, STREAM: 2, OPENAI: 3}
+        return (order.get(mod, 1), mod, name)
 
     return sorted(runtime.items(), key=lambda item: rank(item[0]))
 
@@ -210,4 +221,33 @@ class ResponseParser:
 
 
 __all__ = ["ResponseParser", "parse_response"]
+'''
+
+
+def _openai_api(template: Template, module: _Module) -> str:
+    """``openai_stream``: the delta adapter bound to this template's stream plan."""
+    from ..runtime.openai import openai_plan
+
+    plan = openai_plan(template)
+    stream = (plan.get("tool_calls") or {}).get("stream") or {}
+    patterns = [stream["tag_pattern"]] if "tag_pattern" in stream else []
+    regexes = "".join(f"    {literal(p)}: _REGEXES[{module.regex(p)}],\n" for p in patterns)
+    return f'''
+# OpenAI deltas: which fields feed which delta key, and how tool arguments stream.
+OPENAI_PLAN = {literal(plan, 0)}
+_OPENAI_REGEXES = {{
+{regexes}}}
+
+
+def openai_stream(prefix=None, *, tools=None, call_id=None, ensure_ascii=False):
+    """Chat-completion chunk deltas for one generation: ``initial_deltas``,
+    ``feed(text) -> deltas``, ``finish() -> deltas`` (then ``message`` and
+    ``finish_reason``). ``call_id(index)`` names tool calls (default: random).
+    """
+    return DeltaStream(ResponseParser(prefix, tools=tools), OPENAI_PLAN, tools,
+                       call_id=call_id, ensure_ascii=ensure_ascii,
+                       regex=_OPENAI_REGEXES.__getitem__)
+
+
+__all__ += ["DeltaStream", "arguments_json", "openai_stream"]
 '''

@@ -1,0 +1,919 @@
+"""OpenAI-style streaming: parser events become ``chat.completion.chunk`` deltas.
+
+Standard library only. ``rtc compile --openai`` inlines the ``openai`` section
+(after the region machine); :mod:`rtcompiler.openai` is the in-package door.
+
+A :class:`DeltaStream` wraps a streaming parser and turns what each ``feed``
+causes into ``choices[0].delta`` dicts: ``{"content": ...}``,
+``{"reasoning_content": ...}`` and ``{"tool_calls": [{"index", "id", "type",
+"function": {"name", "arguments"}}]}``. What it promises: concatenating the
+deltas gives the message ``finish`` returns -- the text fields, and for each
+tool call its name and the ``arguments`` string :func:`arguments_json` makes of
+the parsed arguments.
+
+Text fields stream as their regions grow; a stripped field holds back
+whitespace that may turn out to be trailing. Tool-call arguments stream before
+the call's region closes where the template allows it (a *stream plan*, made at
+compile time by :func:`openai_plan`): plain-JSON bodies are re-serialised token
+by token into the canonical ``json.dumps`` form, ``xml-inline`` bodies give one
+``"key": value`` pair per closed tag. A value a tool schema may still retype
+(``"7"`` under an integer schema) is held until it is complete and retyped.
+Everything else waits for the region's close, where the parsed value supplies
+what remains.
+"""
+
+from __future__ import annotations
+
+###{standalone openai
+import json as _json
+import re as _re
+import uuid as _uuid
+
+# A schema naming one of these types may retype a string argument (or the strings
+# of a list): such a value streams only once it is complete and retyped.
+_RETYPING = frozenset(("integer", "number", "boolean", "null", "object", "array"))
+_JSON_SPACE = " \t\n\r"
+_STRING_RUN = _re.compile(r'[^"\\\x00-\x1f]+')
+_SCALAR_RUN = _re.compile(r'[^ \t\n\r{}\[\]:,"]+')
+
+
+def arguments_json(arguments, ensure_ascii=False):
+    """The OpenAI ``function.arguments`` string for parsed arguments.
+
+    A string is what the model wrote as its arguments and is passed on as is;
+    anything else is ``json.dumps`` of it.
+    """
+    if isinstance(arguments, str):
+        return arguments
+    return _json.dumps(arguments, ensure_ascii=ensure_ascii)
+
+
+def _same_json(text, value):
+    """Whether ``text`` decodes to ``value``, compared in canonical form."""
+    try:
+        return _json.dumps(_json.loads(text)) == _json.dumps(value)
+    except (ValueError, TypeError):
+        return False
+
+
+class _Stuck(Exception):
+    """The body left what incremental streaming understands: the close decides."""
+
+
+class _Call:
+    """One tool call of the stream: its place, and what has been sent of it."""
+
+    __slots__ = ("index", "id", "name", "header", "sent", "args_kind", "hold", "hold_depth")
+
+    def __init__(self, index):
+        self.index = index
+        self.id = None
+        self.name = None
+        self.header = False  # the delta naming the call went out
+        self.sent = ""  # arguments text sent so far
+        self.args_kind = None  # kind of the arguments value, once it began
+        self.hold = None  # canonical text of a value held back for retyping
+        self.hold_depth = 0
+
+
+class _JsonTokens:
+    """An incremental JSON tokenizer that reports values as they begin, grow and end.
+
+    It accepts exactly what ``json.loads`` accepts (scalars are checked by
+    ``json.loads`` itself) and raises :class:`_Stuck` at the first thing it
+    would refuse. ``path`` is where the current value sits: keys and indices.
+    The handler gets ``begin(kind)``, ``key(key, first)``, ``piece(text)`` (the
+    decoded text of a string value) and ``end(kind, canonical_scalar)``.
+    """
+
+    def __init__(self, handler):
+        self.handler = handler
+        self.stack = []  # frames: [kind, expecting, members so far]
+        self.path = []
+        self.raw = None  # the undecoded tail of the string being read
+        self.is_key = False
+        self.key_text = []
+        self.scalar = None
+        self.done = False
+
+    def feed(self, text):
+        i, n = 0, len(text)
+        while i < n:
+            if self.raw is not None:
+                i = self._string(text, i)
+            elif self.scalar is not None:
+                m = _SCALAR_RUN.match(text, i)
+                if m is None:
+                    self._scalar_end()
+                else:
+                    self.scalar += m.group()
+                    i = m.end()
+            else:
+                ch = text[i]
+                i += 1
+                if ch not in _JSON_SPACE:
+                    self._structure(ch)
+
+    def _begin(self, kind):
+        top = self.stack[-1] if self.stack else None
+        if top is None:
+            if self.done:
+                raise _Stuck("text after the JSON value")
+        elif top[1] != "value":
+            raise _Stuck("a value where a separator belongs")
+        self.handler.begin(kind)
+
+    def _ended(self):
+        if not self.stack:
+            self.done = True
+            return
+        top = self.stack[-1]
+        top[1] = "comma"
+        top[2] += 1
+
+    def _structure(self, ch):
+        top = self.stack[-1] if self.stack else None
+        if ch == '"':
+            self.is_key = top is not None and top[0] == "object" and top[1] == "key"
+            if not self.is_key:
+                self._begin("string")
+            self.raw = ""
+            self.key_text = []
+        elif ch in "{[":
+            kind = "object" if ch == "{" else "array"
+            self._begin(kind)
+            self.stack.append([kind, "key" if kind == "object" else "value", 0])
+            self.path.append(None if kind == "object" else 0)
+        elif ch in "}]":
+            kind = "object" if ch == "}" else "array"
+            if top is None or top[0] != kind:
+                raise _Stuck("an unbalanced bracket")
+            # A close follows a member, or empties a container: never a separator.
+            if not (top[1] == "comma" or (top[2] == 0 and top[1] in ("key", "value"))):
+                raise _Stuck("a bracket after a separator")
+            self.stack.pop()
+            self.path.pop()
+            self.handler.end(kind, None)
+            self._ended()
+        elif ch == ":":
+            if top is None or top[1] != "colon":
+                raise _Stuck("a stray colon")
+            top[1] = "value"
+        elif ch == ",":
+            if top is None or top[1] != "comma":
+                raise _Stuck("a stray comma")
+            if top[0] == "object":
+                top[1] = "key"
+            else:
+                top[1] = "value"
+                self.path[-1] = top[2]
+        else:
+            self._begin("scalar")
+            self.scalar = ch
+
+    def _string(self, text, i):
+        n = len(text)
+        while i < n:
+            m = _STRING_RUN.match(text, i)
+            if m is not None:
+                self.raw += m.group()
+                i = m.end()
+                continue
+            ch = text[i]
+            i += 1
+            if ch == '"' and not _open_escape(self.raw):
+                self._decode(final=True)
+                self.raw = None
+                if self.is_key:
+                    top = self.stack[-1]
+                    top[1] = "colon"
+                    self.path[-1] = "".join(self.key_text)
+                    self.handler.key(self.path[-1], top[2] == 0)
+                else:
+                    self.handler.end("string", None)
+                    self._ended()
+                return i
+            self.raw += ch
+        self._decode(final=False)
+        return i
+
+    def _decode(self, final):
+        raw = self.raw
+        cut = len(raw) if final else _safe_cut(raw)
+        if not cut:
+            return
+        try:
+            piece = _json.loads('"' + raw[:cut] + '"')
+        except ValueError:
+            raise _Stuck("not a JSON string") from None
+        self.raw = raw[cut:]
+        if self.is_key:
+            self.key_text.append(piece)
+        elif piece:
+            self.handler.piece(piece)
+
+    def _scalar_end(self):
+        text, self.scalar = self.scalar, None
+        try:
+            value = _json.loads(text)
+        except ValueError:
+            raise _Stuck("not a JSON scalar") from None
+        self.handler.end("scalar", _json.dumps(value))
+        self._ended()
+
+
+def _open_escape(raw):
+    """Whether ``raw`` ends inside a backslash escape (an odd run of backslashes)."""
+    return (len(raw) - len(raw.rstrip("\\"))) % 2 == 1
+
+
+def _safe_cut(raw):
+    """How much of a raw JSON string body decodes the same whatever follows it.
+
+    ``raw`` starts on an escape boundary. A cut never splits an escape, nor a
+    high surrogate escape from a low one that may follow.
+    """
+    i, n = 0, len(raw)
+    while True:
+        i = raw.find("\\", i)
+        if i < 0:
+            return n
+        if i + 1 >= n:
+            return i
+        if raw[i + 1] != "u":
+            i += 2
+            continue
+        if i + 6 > n:
+            return i
+        digits = raw[i + 2 : i + 6]
+        hex_digits = all(c in "0123456789abcdefABCDEF" for c in digits)
+        if hex_digits and 0xD800 <= int(digits, 16) < 0xDC00:
+            after = raw[i + 6 : i + 8]
+            if len(after) < 2 and "\\u".startswith(after):
+                return i
+            if after == "\\u" and i + 12 > n:
+                return i
+        i += 6
+
+
+class _NearJson:
+    """Rewrites near-JSON the way ``parse_json`` does before decoding, as it streams.
+
+    Text between one pair of custom string delimiters becomes a JSON string (the
+    first close after an open ends it), and a bare key right after ``{`` or ``,``
+    and before ``:`` gets quotes, but only outside those delimited strings. Text
+    is passed on once no later text can change how it is rewritten.
+    """
+
+    def __init__(self, delims, key_chars):
+        self.open, self.close = delims[0] if delims else (None, None)
+        self.word = _re.compile(key_chars) if key_chars else None
+        self.pending = ""  # outside a string: a tail that may begin the open delimiter
+        self.parked = None  # inside a delimited string: its text so far, in pieces
+        self.tail = ""  # the last characters of the string, where a close may begin
+        self.prev = ""
+        self.run = None
+
+    def feed(self, text):
+        if self.open is not None and ("\x01" in text or "\x02" in text):
+            raise _Stuck("parse_json refuses text holding its park markers")
+        out = []
+        while text:
+            if self.parked is not None:
+                window = self.tail + text
+                i = window.find(self.close)
+                if i < 0:
+                    self.parked.append(text)
+                    self.tail = window[max(0, len(window) - len(self.close) + 1) :]
+                    break
+                held = "".join(self.parked)
+                string = held[: len(held) - len(self.tail)] + window[:i]
+                out.append(_json.dumps(string))
+                text = window[i + len(self.close) :]
+                self.parked, self.tail, self.prev = None, "", "\x02"
+                continue
+            text, self.pending = self.pending + text, ""
+            if self.open is None:
+                self._outside(text, out)
+                break
+            i = text.find(self.open)
+            if i < 0:
+                # Keep a tail that may still become the open delimiter.
+                keep = next((n for n in range(min(len(self.open) - 1, len(text)), 0, -1)
+                             if text.endswith(self.open[:n])), 0)
+                self._outside(text[: len(text) - keep], out)
+                self.pending = text[len(text) - keep :]
+                break
+            self._outside(text[:i], out)
+            if self.run is not None:
+                out.append(self.run)  # a bare word before a string is no key
+                self.run = None
+            text = text[i + len(self.open) :]
+            self.parked = []
+        return "".join(out)
+
+    def _outside(self, text, out):
+        word = self.word
+        for ch in text:
+            if self.run is not None:
+                if word.match(ch):
+                    self.run += ch
+                    continue
+                if ch == ":":
+                    out.append('"' + self.run + '":')
+                    self.prev, self.run = ":", None
+                    continue
+                out.append(self.run)
+                self.run = None
+            if word is not None and self.prev in ("{", ",") and word.match(ch):
+                self.run = ch
+                continue
+            out.append(ch)
+            self.prev = ch
+
+
+class _JsonCalls:
+    """Follows the call(s) of a plain-JSON body and streams their arguments.
+
+    ``spec``: ``name`` (``["capture", group]`` or ``["path", keys]``),
+    ``arguments`` (keys inside the call), ``each`` (the body is a list, one call
+    per element). The arguments value is re-serialised as ``json.dumps`` writes
+    it; a string at the arguments path is the arguments text itself.
+    """
+
+    def __init__(self, spec, region):
+        self.region = region
+        self.each = spec["each"]
+        kind, where = spec["name"]
+        self.name_capture = where if kind == "capture" else None
+        self.name_path = tuple(where) if kind == "path" else None
+        self.args_path = tuple(spec["arguments"])
+        self.tokens = _JsonTokens(self)
+        self.near = None
+        if spec.get("string_delims") or spec.get("key_chars"):
+            self.near = _NearJson(spec.get("string_delims"), spec.get("key_chars"))
+        self.name_text = None
+        if self.name_capture is not None and not self.each:
+            self._call(0)  # the name came with the open delimiter: announce the call now
+
+    def feed(self, text):
+        self.tokens.feed(self.near.feed(text) if self.near is not None else text)
+
+    # -- where the tokenizer is ---------------------------------------------------
+
+    def _locate(self, path):
+        """``(call ordinal, path inside the call)``, or None outside every call."""
+        if not self.each:
+            return 0, tuple(path)
+        if not path or path[0] is None:
+            return None
+        return path[0], tuple(path[1:])
+
+    def _depth(self, inner):
+        n = len(self.args_path)
+        return len(inner) - n if inner[:n] == self.args_path else None
+
+    def _call(self, k):
+        call = self.region.call(k)
+        if self.name_capture is not None and call.name is None:
+            self.region.name(call, self.region.captures.get(self.name_capture))
+        return call
+
+    # -- the handler ------------------------------------------------------------------
+
+    def begin(self, kind):
+        path = self.tokens.path
+        where = self._locate(path)
+        if where is None:
+            return
+        k, inner = where
+        call = self._call(k)
+        if inner == self.name_path:
+            if kind != "string" or self.name_text is not None or call.name is not None:
+                raise _Stuck("a tool name that is not one string")
+            self.name_text = []
+            return
+        depth = self._depth(inner)
+        if depth is None:
+            return
+        if depth == 0:
+            if call.args_kind is not None:
+                raise _Stuck("the arguments given twice")
+            if not call.header:
+                raise _Stuck("arguments before the tool name")
+            call.args_kind = kind
+        else:
+            if isinstance(inner[-1], int) and inner[-1] > 0:
+                self._out(call, ", ")
+            if depth == 1 and self._retyped(call, inner[-1]):
+                call.hold, call.hold_depth = "", len(path)
+        if kind == "object":
+            self._out(call, "{")
+        elif kind == "array":
+            self._out(call, "[")
+        elif kind == "string" and depth > 0:
+            self._out(call, '"')
+
+    def key(self, key, first):
+        where = self._locate(self.tokens.path[:-1])
+        if where is None:
+            return
+        k, inner = where
+        if self._depth(inner) is None:
+            return
+        text = _json.dumps(key, ensure_ascii=self.region.ensure_ascii)
+        self._out(self._call(k), text + ": " if first else ", " + text + ": ")
+
+    def piece(self, text):
+        where = self._locate(self.tokens.path)
+        if where is None:
+            return
+        k, inner = where
+        if inner == self.name_path:
+            self.name_text.append(text)
+            return
+        depth = self._depth(inner)
+        if depth is None:
+            return
+        if depth > 0:
+            text = _json.dumps(text, ensure_ascii=self.region.ensure_ascii)[1:-1]
+        self._out(self._call(k), text)
+
+    def end(self, kind, scalar):
+        path = self.tokens.path
+        where = self._locate(path)
+        if where is None:
+            return
+        k, inner = where
+        call = self._call(k)
+        if inner == self.name_path:
+            name = "".join(self.name_text)
+            self.name_text = None
+            self.region.name(call, name)
+            return
+        depth = self._depth(inner)
+        if depth is None:
+            return
+        if kind == "object":
+            self._out(call, "}")
+        elif kind == "array":
+            self._out(call, "]")
+        elif kind == "scalar":
+            self._out(call, scalar)
+        elif depth > 0:
+            self._out(call, '"')
+        if call.hold is not None and len(path) == call.hold_depth:
+            self._release(call, path[-1])
+
+    # -- output -------------------------------------------------------------------------
+
+    def _retyped(self, call, key):
+        if call.args_kind != "object" or not isinstance(key, str):
+            return False
+        properties = self.region.params.get(call.name)
+        if not properties or key not in properties:
+            return False
+        return any(t in _RETYPING for t in schema_types(properties[key]))
+
+    def _release(self, call, key):
+        text, call.hold = call.hold, None
+        self._out(call, self.region.retyped_json(call, key, _json.loads(text)))
+
+    def _out(self, call, text):
+        if call.hold is not None:
+            call.hold += text
+        else:
+            self.region.arguments(call, text)
+
+
+class _XmlCalls:
+    """Streams ``xml-inline`` arguments: one ``"key": value`` pair per closed tag.
+
+    A tag counts once the tag pattern's search has a match and no live
+    attempt that could still prefer another: the match that ``finditer`` on the
+    whole body will give.
+    """
+
+    def __init__(self, spec, region, regex):
+        self.region = region
+        self.regex = regex
+        self.body = ""
+        self.scanner = None
+        self.pairs = 0
+        self.call = region.call(0)
+        region.name(self.call, region.captures.get(spec["name"][1]))
+
+    def feed(self, text):
+        self.body += text
+        if self.scanner is None:
+            self.scanner = self.regex.scanner_at(self.body, 0)
+        else:
+            self.scanner.feed(text)
+        while True:
+            m = self.scanner.result(False)
+            if m is None or not self.scanner.dead:
+                return
+            if m.end == m.start:
+                raise _Stuck("an empty tag match")
+            groups = m.groupdict()
+            key = groups.get("key")
+            if key is None or not self.call.header:
+                raise _Stuck("a tag without a key, or a call without a name")
+            value = groups.get("value", "")
+            value_text = self.region.retyped_json(self.call, key, value)
+            key_text = _json.dumps(key, ensure_ascii=self.region.ensure_ascii)
+            lead = "{" if not self.pairs else ", "
+            self.region.arguments(self.call, lead + key_text + ": " + value_text)
+            self.pairs += 1
+            self.scanner = self.regex.scanner_at(self.body, m.end)
+
+
+class _ToolRegion:
+    """One open region of the tool-call field: its calls, and its body's follower."""
+
+    def __init__(self, owner, first_index):
+        self.owner = owner
+        self.first_index = first_index
+        self.calls = {}
+        self.follower = None
+        self.stuck = False
+        self.unfed = []
+        self.captures = {}
+        self.id_capture = None
+        self.params = owner.params
+        self.ensure_ascii = owner.ensure_ascii
+
+    def start(self, spec, captures):
+        self.captures = captures
+        self.id_capture = spec.get("id")
+        try:
+            if spec["parser"] == "json":
+                self.follower = _JsonCalls(spec, self)
+            elif self.owner.regex is not None:
+                self.follower = _XmlCalls(spec, self, self.owner.regex(spec["tag_pattern"]))
+            else:
+                self.stuck = True  # no way to run the tag pattern: arguments at close
+        except _Stuck:
+            self.stuck = True
+
+    def feed_unfed(self):
+        text = "".join(self.unfed)
+        self.unfed = []
+        if self.stuck or self.follower is None or not text:
+            return
+        try:
+            self.follower.feed(text)
+        except _Stuck:
+            self.stuck = True
+
+    def call(self, k):
+        call = self.calls.get(k)
+        if call is None:
+            call = self.calls[k] = _Call(self.first_index + k)
+        return call
+
+    def name(self, call, name):
+        if name is None or call.name is not None:
+            return
+        call.name = name
+        self.owner.header(call, self.captures.get(self.id_capture) if self.id_capture else None)
+
+    def arguments(self, call, text):
+        if text:
+            call.sent += text
+            delta = {"index": call.index, "function": {"arguments": text}}
+            self.owner.push({"tool_calls": [delta]})
+
+    def retyped_json(self, call, key, value):
+        """``value`` as the parser's tool typing leaves it, in canonical JSON."""
+        properties = (self.params or {}).get(call.name) if isinstance(call.name, str) else None
+        if properties and key in properties:
+            types = schema_types(properties[key])
+            if types and isinstance(value, str):
+                value = coerce_argument(value, types)
+            elif types and isinstance(value, list) and "array" not in types:
+                value = [coerce_argument(v, types) if isinstance(v, str) else v for v in value]
+        return _json.dumps(value, ensure_ascii=self.ensure_ascii)
+
+
+class DeltaStream:
+    """Chat-completion chunk deltas from a streaming parse.
+
+    ``parser`` is a ``ResponseParser`` (or the region machine behind one);
+    ``plan`` its template's stream plan (:func:`openai_plan`); ``tools`` the
+    same tool schemas the parser was given, so that arguments it retypes are
+    streamed retyped (a parser given tools that this stream is not told about
+    only sends arguments at close). ``call_id(index)`` names tool calls whose format gives no
+    id (default: ``call_`` and 24 random hex digits); ``regex(source)`` compiles
+    an xml-inline tag pattern.
+
+    ``initial_deltas`` holds the opening delta (``role``) and what the prompt
+    prefix already caused; ``feed(text)`` returns the deltas the text caused;
+    ``finish()`` the last ones, and sets ``message`` (the parsed message) and
+    ``finish_reason`` (``"tool_calls"`` if the message has any, else ``"stop"``).
+    """
+
+    def __init__(self, parser, plan, tools=None, *, call_id=None, ensure_ascii=False, regex=None):
+        self.stream = getattr(parser, "_stream", parser)
+        self.plan = plan
+        if tools is not None:
+            self.params = tool_parameters(tools)
+        else:
+            # No tools given: nothing is retyped, unless the parser was given some
+            # after all -- then arguments are only sent once parsed (at close).
+            self.params = None if self.stream.coerce is not None else {}
+        self.call_id = call_id or (lambda index: "call_" + _uuid.uuid4().hex[:24])
+        self.ensure_ascii = ensure_ascii
+        self.regex = regex
+        self.message = None
+        self.finish_reason = None
+        self.calls = []  # every tool call, by index
+        # What was streamed that the final message contradicts: text fields, tool calls.
+        self.divergences = []
+        self.sent_text = {}  # OpenAI key -> text pieces sent
+        self.texts = {}  # OpenAI key -> per-field text state
+        self.fields = {}  # template field -> OpenAI key
+        for key in ("content", "reasoning_content", "tool_calls"):
+            spec = plan.get(key)
+            if spec is not None:
+                self.fields[spec["field"]] = key
+                if key != "tool_calls" and spec["kind"] is not None:
+                    self.texts[key] = {"closed": 0, "started": False, "joined": False, "space": []}
+                    self.sent_text[key] = []
+        self.region = None
+        self.out = []
+        self.push({"role": "assistant"})
+        self._events(self.stream.initial_events)
+        self.initial_deltas = self._take()
+
+    # -- public --------------------------------------------------------------------
+
+    def feed(self, text):
+        self._events(self.stream.feed(text))
+        return self._take()
+
+    def finish(self):
+        message, events = self.stream.finalize()
+        self._events(events)
+        self.message = message
+        self.finish_reason = "tool_calls" if message.get("tool_calls") else "stop"
+        for key, pieces in self.sent_text.items():
+            final = message.get(key)
+            sent = "".join(pieces)
+            if sent != (final if isinstance(final, str) else ""):
+                # A field the output filled twice keeps its last value, but the
+                # first was already streamed.
+                self.divergences.append({"field": key, "sent": sent, "final": final})
+        return self._take()
+
+    # -- output ----------------------------------------------------------------------
+
+    def push(self, delta):
+        """Append ``delta``, merged into the previous one when it only continues it."""
+        last = self.out[-1] if self.out else None
+        if last is not None and "tool_calls" in delta and "tool_calls" in last:
+            previous, new = last["tool_calls"][-1], delta["tool_calls"][0]
+            if previous["index"] == new["index"] and set(new) == {"index", "function"}:
+                previous["function"]["arguments"] += new["function"]["arguments"]
+                return
+        if last is not None and len(delta) == 1 and len(last) == 1:
+            (key, value), = delta.items()
+            if key in ("content", "reasoning_content") and key in last:
+                last[key] += value
+                return
+        self.out.append(delta)
+
+    def _take(self):
+        out, self.out = self.out, []
+        return out
+
+    def header(self, call, call_id):
+        call.header = True
+        call.id = call_id if call_id is not None else self.call_id(call.index)
+        self.calls.append(call)
+        self.push({"tool_calls": [{"index": call.index, "id": call.id, "type": "function",
+                                   "function": {"name": call.name, "arguments": ""}}]})
+
+    # -- events ----------------------------------------------------------------------
+
+    def _events(self, events):
+        for event in events:
+            key = self.fields.get(event["field"])
+            if key == "tool_calls":
+                self._tool_event(event)
+            elif key in self.texts:
+                self._text_event(key, event)
+        region = self.region
+        if region is not None:
+            if region.follower is None and not region.stuck:
+                spec = self.plan["tool_calls"]["stream"]
+                if spec is None or self.params is None:
+                    # No stream plan, or the parser retypes arguments with tools we
+                    # were not told about: the close gives the arguments whole.
+                    region.stuck = True
+                else:
+                    # The region is still open, so the machine's captures are its own.
+                    region.start(spec, dict(self.stream.captures))
+            region.feed_unfed()
+
+    def _text_event(self, key, event):
+        spec, state = self.plan[key], self.texts[key]
+        kind = event["type"]
+        if kind == "region_open":
+            state["started"], state["joined"], state["space"] = False, False, []
+        elif kind == "region_chunk" and spec["kind"] == "text":
+            text = event["text"]
+            if spec["strip"]:
+                if not state["started"]:
+                    text = text.lstrip()
+                    if not text:
+                        return
+                    state["started"] = True
+                body = text.rstrip()
+                if not body:
+                    state["space"].append(text)  # may still turn out to be trailing
+                    return
+                held, state["space"] = state["space"], [text[len(body):]]
+                text = "".join(held) + body
+            self._text(key, spec, state, text)
+        elif kind == "region_close":
+            value = event["value"]
+            self._text(key, spec, state, value if spec["kind"] == "value" and isinstance(value, str)
+                       else "")
+            state["closed"] += 1
+
+    def _text(self, key, spec, state, text):
+        if spec["join"] is not None and state["closed"] and not state["joined"]:
+            state["joined"] = True
+            text = spec["join"] + text
+        if text:
+            self.sent_text[key].append(text)
+            self.push({key: text})
+
+    def _tool_event(self, event):
+        kind = event["type"]
+        if kind == "region_open":
+            self.region = _ToolRegion(self, len(self.calls))
+        elif kind == "region_chunk":
+            if self.region is None:
+                self.region = _ToolRegion(self, len(self.calls))
+            self.region.unfed.append(event["text"])
+        elif kind == "region_close":
+            region = self.region or _ToolRegion(self, len(self.calls))
+            self.region = None
+            region.feed_unfed()
+            self._close_calls(region, event["value"])
+
+    def _close_calls(self, region, value):
+        calls = value if isinstance(value, list) else [value]
+        for k, item in enumerate(calls):
+            function = item.get("function") if isinstance(item, dict) else None
+            if not isinstance(function, dict):
+                function = item if isinstance(item, dict) else {}
+            call = region.call(k)
+            if not call.header:
+                call.name = function.get("name")
+                self.header(call, item.get("id") if isinstance(item, dict) else None)
+            elif call.name != function.get("name"):
+                self.divergences.append({"index": call.index, "sent_name": call.name,
+                                         "final_name": function.get("name")})
+            final = arguments_json(function.get("arguments"), self.ensure_ascii)
+            # xml-inline pairs leave their object open: a tag could still follow.
+            tail = "}" if isinstance(region.follower, _XmlCalls) and call.sent else ""
+            if final.startswith(call.sent):
+                region.arguments(call, final[len(call.sent):])
+            elif _same_json(call.sent + tail, function.get("arguments")):
+                region.arguments(call, tail)
+            else:
+                # Text already sent cannot be taken back (say, a key the model wrote
+                # twice, in a place where the later value wins): say so.
+                self.divergences.append({"index": call.index, "sent": call.sent, "final": final})
+###}
+
+# ----------------------------------------------------------------------------------
+# Compile time. Nothing below is copied into generated modules.
+# ----------------------------------------------------------------------------------
+
+# The section calls tool typing; a generated module has it from the tool_coercion
+# section, this module from here.
+from typing import Any  # noqa: E402
+
+from .content import content_plan  # noqa: E402
+from .tools import coerce_argument, schema_types, tool_parameters  # noqa: E402, F401
+from .transform import transform_plan  # noqa: E402
+
+OPENAI_KEYS = ("content", "reasoning_content", "tool_calls")
+
+
+def openai_plan(template: Any) -> dict:
+    """The stream plan of a template: which fields feed which delta key, and how.
+
+    ``content`` / ``reasoning_content``: ``{"field", "kind", "strip", "join"}``
+    where kind ``"text"`` streams region chunks, ``"value"`` sends the parsed
+    value at close (when it is a string) and ``None`` sends nothing (a
+    repeating field without ``join`` parses to a list). ``tool_calls``:
+    ``{"field", "stream"}`` where ``stream`` is ``None`` (arguments at close) or
+    what :class:`DeltaStream` needs to stream them early.
+    """
+    fields = {f.name: f for f in template.fields}
+    plan: dict[str, Any] = {}
+    for key in OPENAI_KEYS:
+        f = fields.get(key)
+        if f is None:
+            plan[key] = None
+        elif key == "tool_calls":
+            plan[key] = {"field": f.name, "stream": _tool_stream(f)}
+        else:
+            if f.repeats and f.join is None:
+                kind = None
+            elif f.content == "text" and f.transform is None:
+                kind = "text"
+            else:
+                kind = "value"
+            strip = bool(content_plan(f.content, f.content_args).args.get("strip", True)) \
+                if kind == "text" else False
+            plan[key] = {"field": f.name, "kind": kind, "strip": strip, "join": f.join}
+    return plan
+
+
+def _tool_stream(f: Any) -> dict | None:
+    """How a tool-call field's arguments can stream before its close, or None."""
+    if not isinstance(f.transform, dict):
+        return None
+    node = transform_plan(f.transform)
+    members = dict(node[1])
+    function = members.get("function")
+    if function is None or function[0] != "dict":
+        return None
+    call_id = members.get("id")
+    inner = dict(function[1])
+    name, arguments = inner.get("name"), inner.get("arguments")
+    if name is None or arguments is None or name[0] != "ref" or arguments[0] != "ref":
+        return None
+    captures = set(f.capture_names)
+    each = bool(f.transform_each)
+
+    def where(ref: list) -> list | None:
+        _, _, root, keys = ref
+        if each:
+            # A transform_each scope is the captures overlaid by the element's keys:
+            # a root that is also a capture is only known once the element is.
+            return None if root in captures else ["path", [root, *keys]]
+        if root == "content":
+            return ["path", keys]
+        return ["capture", root] if not keys else None
+
+    name_at, args_at = where(name), where(arguments)
+    if name_at is None or args_at is None or args_at[0] != "path":
+        return None
+    id_at = where(call_id) if call_id is not None and call_id[0] == "ref" else None
+    if call_id is not None and (id_at is None or id_at[0] != "capture"):
+        return None  # the call's id would only be known at its close
+    plan = content_plan(f.content, f.content_args)
+    if plan.function == "parse_json":
+        args = plan.args
+        delims = args["string_delims"]
+        if args["allow_non_json"] or not _simple_delims(delims):
+            return None
+        spec = {"parser": "json", "each": each, "name": name_at, "arguments": args_at[1]}
+        if id_at is not None:
+            spec["id"] = id_at[1]
+        if delims:
+            spec["string_delims"] = [list(d) for d in delims]
+        key_pattern = args["unquoted_key_pattern"]
+        if key_pattern is not None:
+            head, tail = "(?<=[{,])([", "]+):"
+            if not (key_pattern.startswith(head) and key_pattern.endswith(tail)):
+                return None
+            spec["key_chars"] = key_pattern[len(head) - 1 : -len(tail) + 1]
+        return spec
+    if plan.function == "parse_xml_inline" and not each:
+        if (
+            plan.tag_pattern is None
+            or plan.value_parser is not None
+            or plan.args["merge_duplicates"]
+            or name_at[0] != "capture"
+            or args_at[1]
+        ):
+            return None
+        spec = {"parser": "xml", "each": False, "name": name_at, "arguments": [],
+                "tag_pattern": plan.tag_pattern}
+        if id_at is not None:
+            spec["id"] = id_at[1]
+        return spec
+    return None
+
+
+def _simple_delims(delims: Any) -> bool:
+    """At most one pair of non-empty string delimiters: what streaming rewrites."""
+    if not isinstance(delims, list) or len(delims) > 1:
+        return False
+    return all(
+        isinstance(d, (list, tuple)) and len(d) == 2 and all(isinstance(x, str) and x for x in d)
+        for d in delims
+    )
+
+
+SECTION_DEPENDS: dict[str, tuple[str, ...]] = {"openai": ()}
+
+__all__ = ["DeltaStream", "arguments_json", "openai_plan"]
