@@ -20,6 +20,7 @@ from __future__ import annotations
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.engine [engine]
 # ------------------------------------------------------------------------------
+import re as _re
 from bisect import bisect_right as _bisect_right
 
 CHAR, SPLIT, ASSERT, LOOK, SAVE, MATCH = range(6)
@@ -317,7 +318,9 @@ def regex_from_data(data: dict) -> CompiledRegex:
         tuple(frozenset(x) for x in a["accepts"]),
         tuple(k in words for k in range(size)),
     )
-    return CompiledRegex(program, classes, DfaTables(data["dfa"]))
+    pre = data.get("prefilter")
+    prefilter = None if pre is None else Prefilter(pre)
+    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter)
 
 
 class DfaTables:
@@ -334,7 +337,13 @@ class DfaTables:
             (nxt, tuple(sources), None if match is None else tuple(match))
             for nxt, sources, match in data["cells"]
         ]
-        self._rows = [[cells[k] if k >= 0 else None for k in row] for row in data["rows"]]
+        # rows[state][class] -> (next state, register sources, match); None for a dead state.
+        self.rows = [
+            None if sid in self._dead else [cells[k] for k in row]
+            for sid, row in enumerate(data["rows"])
+        ]
+        # The states with no live attempt that still seek one: where a prefilter may skip.
+        self.fresh = frozenset(self._initial)
         self._eof = [
             (None if m is None else tuple(m), h) for m, h in data["eof"]
         ]
@@ -349,9 +358,9 @@ class DfaTables:
         return sid in self._dead
 
     def step(self, sid: int, c: int):
-        cell = self._rows[sid][c]
-        assert cell is not None, "stepped a dead state"
-        return cell
+        row = self.rows[sid]
+        assert row is not None, "stepped a dead state"
+        return row[c]
 
     def at_eof(self, sid: int):
         return self._eof[sid]
@@ -400,18 +409,23 @@ class CompiledRegex:
     the compiler's lazily built DFA, or :class:`DfaTables` in a generated module.
     """
 
-    def __init__(self, program, classes, dfa) -> None:
+    def __init__(self, program, classes, dfa, prefilter=None) -> None:
         self.nfa = program
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
-        self._class_cache: dict = {}
+        self.prefilter = prefilter
+        self.class_cache: dict = {}
 
     def class_of(self, ch: str) -> int:
-        c = self._class_cache.get(ch)
+        c = self.class_cache.get(ch)
         if c is None:
-            c = self._class_cache[ch] = self.alphabet.class_of(ord(ch))
+            c = self.class_cache[ch] = self.alphabet.class_of(ord(ch))
         return c
+
+    def initial_after(self, c: int) -> int:
+        """The DFA's initial state after a character of class ``c``."""
+        return self.dfa.initial(PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER)
 
     def prev_context(self, text: str, pos: int) -> int:
         if pos == 0:
@@ -431,6 +445,21 @@ class CompiledRegex:
         keep = max(pos - 1, origin)
         scanner = Scanner(self, text[keep - origin :], pos, keep)
         scanner.feed_range(pos, origin + len(text))
+        return scanner
+
+    def bare_scanner(self, text: str, at: int, pos: int, source):
+        """A streaming search from absolute ``pos`` that keeps no text.
+
+        ``text[at]`` is the character at ``pos`` (``text[at - 1]`` the one
+        before, when ``pos > 0``); ``source()`` returns ``(text, origin)``
+        holding the match when groups are asked for. Feed it with
+        :meth:`Scanner.advance`.
+        """
+        scanner = Scanner(self, "", pos, pos)
+        scanner._chunks = None
+        scanner.source = source
+        if pos > 0:
+            scanner.state = self.initial_after(self.class_of(text[at - 1]))
         return scanner
 
     def search(self, text: str, pos: int = 0, partial: bool = False):
@@ -540,10 +569,12 @@ class CompiledRegex:
 class Scanner:
     """Incremental leftmost-first search over text that arrives in pieces.
 
-    Positions are absolute. The scanner keeps the text from ``origin`` on (one
-    character before ``start``, as context for ``\\b``), which it needs only to
-    extract groups; :meth:`rebase` moves the search start forward without
-    rescanning whenever no live attempt began before the new start.
+    Positions are absolute. A scanner made by :meth:`CompiledRegex.scanner`
+    keeps the text from ``origin`` on (one character before ``start``, as
+    context for ``\\b``), which it needs only to extract groups; one made by
+    :meth:`CompiledRegex.bare_scanner` keeps none and asks ``source`` for it.
+    :meth:`rebase` moves the search start forward without rescanning whenever
+    no live attempt began before the new start.
     """
 
     def __init__(self, regex, text: str = "", start: int | None = None, origin: int = 0) -> None:
@@ -551,12 +582,16 @@ class Scanner:
         self.dfa = regex.dfa
         self.origin = origin
         self._chunks = [text]
+        self.source = self._own_text
         self.start = origin + len(text) if start is None else start
         self.pos = self.start
         self.state = self.dfa.initial(regex.prev_context(text, self.start - origin))
         self.registers: list = []
         self.best = None
-        self.steps = 0  # DFA transitions taken: the work counter of the linear-time tests
+        # Work counters of the linear-time tests: DFA transitions taken in
+        # Python, and characters passed over by the C-speed prefilter instead.
+        self.steps = 0
+        self.skipped = 0
         self.dead = False
 
     @property
@@ -565,14 +600,16 @@ class Scanner:
             self._chunks = ["".join(self._chunks)]
         return self._chunks[0]
 
+    def _own_text(self):
+        return self.text, self.origin
+
     def feed(self, chunk: str) -> None:
-        self._chunks.append(chunk)
-        self._step(chunk, self.pos)
-        self.pos += len(chunk)
+        if self._chunks is not None:
+            self._chunks.append(chunk)
+        self.advance(chunk, 0, len(chunk))
 
     def feed_range(self, begin: int, end: int) -> None:
-        self._step(self.text[begin - self.origin : end - self.origin], begin)
-        self.pos = end
+        self.advance(self.text, begin - self.origin, end - self.origin)
 
     def rebase(self, start: int) -> bool:
         """Search from ``start`` (>= the current start) instead, if that needs no rescan.
@@ -586,28 +623,71 @@ class Scanner:
         if self.best is not None and self.best[0] < start:
             return False
         self.start = start
-        keep = max(start - 1, self.origin)
-        if keep > self.origin:
-            self._chunks = [self.text[keep - self.origin :]]
-            self.origin = keep
+        if self._chunks is not None:
+            keep = max(start - 1, self.origin)
+            if keep > self.origin:
+                self._chunks = [self.text[keep - self.origin :]]
+                self.origin = keep
         return True
 
-    def _step(self, chunk: str, offset: int) -> None:
-        if self.dead:
+    def advance(self, text: str, lo: int, hi: int) -> None:
+        """Step ``text[lo:hi]``, which begins at absolute position ``pos``.
+
+        Where no attempt is alive (the DFA is in an initial state) and the
+        pattern has a prefilter, the characters that cannot reach a match or
+        the end of the text alive are passed over at C speed: the DFA then
+        restarts from the initial state the character before calls for, which
+        is exactly the state it would have reached (no thread, still seeking).
+        """
+        pos0 = self.pos
+        self.pos = pos0 + hi - lo
+        if self.dead or lo >= hi:
             return
-        dfa, class_of = self.dfa, self.regex.class_of
-        state, registers, i = self.state, self.registers, offset
-        for ch in chunk:
-            state, sources, match = dfa.step(state, class_of(ch))
-            self.steps += 1
+        dfa = self.dfa
+        rows, fresh = dfa.rows, dfa.fresh
+        classes = self.regex.class_cache
+        class_of = self.regex.class_of
+        pre = self.regex.prefilter
+        state, registers = self.state, self.registers
+        best = self.best
+        i = lo
+        watch_from = lo if pre is not None else hi  # below it, no prefilter search is due
+        steps = 0
+        while i < hi:
+            if i >= watch_from and state in fresh:
+                j = pre.find(text, i, hi)
+                edge = hi if j < 0 else j
+                t0 = pre.backoff(text, i, edge)
+                if t0 > i:
+                    self.skipped += t0 - i
+                    c = classes.get(text[t0 - 1])
+                    if c is None:
+                        c = class_of(text[t0 - 1])
+                    state = self.regex.initial_after(c)
+                    registers = []
+                    i = t0
+                watch_from = edge + 1
+                if i >= hi:
+                    break
+            ch = text[i]
+            c = classes.get(ch)
+            if c is None:
+                c = class_of(ch)
+            state, sources, match = rows[state][c]
+            steps += 1
+            here = pos0 + i - lo
             if match is not None:
-                self.best = (_value(match[0], registers, i), _value(match[1], registers, i))
-            registers = [i if s == CUR else registers[s] for s in sources]
+                best = (_value(match[0], registers, here), _value(match[1], registers, here))
+            if sources:
+                registers = [here if s == CUR else registers[s] for s in sources]
+            elif registers:
+                registers = []
             i += 1
-            if dfa.is_dead(state):
+            if rows[state] is None:
                 self.dead = True
                 break
-        self.state, self.registers = state, registers
+        self.steps += steps
+        self.state, self.registers, self.best = state, registers, best
 
     def result(self, partial: bool = False):
         """What ``search(text, start, partial=partial)`` returns for the text so far.
@@ -639,12 +719,80 @@ class Scanner:
     def _groups(self, start: int, end: int, partial: bool):
         if not self.regex.nfa.group_names:
             return None
-        origin, stop = self.origin, self.pos - self.origin
+        stop, source = self.pos, self.source
 
         def resolve():
-            return self.regex.groups_at(self.text, start - origin, end - origin, partial, stop)
+            text, origin = source()
+            return self.regex.groups_at(text, start - origin, end - origin, partial, stop - origin)
 
         return resolve
+
+
+class Prefilter:
+    """Where an attempt at a match can begin, found at C speed.
+
+    Built from facts the compiler proved about the pattern (see
+    ``rtcompiler/automata/prefilter.py``): every match, and every attempt alive
+    more than ``lead`` characters plus a literal after its start, contains one
+    of ``literals``, preceded by at most ``lead`` characters or by characters
+    of ``lead_class`` only.
+    """
+
+    __slots__ = ("literals", "lead", "reach", "_one", "_any", "_lead_class", "danger")
+
+    def __init__(self, data: dict) -> None:
+        self.literals = tuple(data["literals"])
+        self.lead = data["lead"]
+        self.reach = max(len(s) for s in self.literals) - 1 + self.lead
+        self._one = self.literals[0] if len(self.literals) == 1 else None
+        self._any = None if self._one is not None else _re.compile(
+            "|".join(_re.escape(s) for s in self.literals), _re.DOTALL
+        )
+        ranges = data["lead_ranges"]
+        self._lead_class = _re.compile(_char_class(ranges), _re.DOTALL) if ranges else None
+        # What a piece of text must contain for a search of it to end with an
+        # attempt alive or a match: a literal, a literal's beginning at its
+        # end, or (after a lead of whole classes) a lead character at its end.
+        # Bounded leads of other characters are not covered: None.
+        if self.lead:
+            self.danger = None
+        else:
+            heads = sorted({s[:k] for s in self.literals for k in range(1, len(s))})
+            parts = [_re.escape(s) for s in self.literals]
+            if heads:
+                parts.append("(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z")
+            if ranges:
+                parts.append(_char_class(ranges) + "\\Z")
+            self.danger = "|".join(parts)
+
+    def find(self, text: str, lo: int, hi: int) -> int:
+        """Where the first literal in ``text[lo:hi]`` begins, or -1."""
+        if self._one is not None:
+            return text.find(self._one, lo, hi)
+        m = self._any.search(text, lo, hi)
+        return -1 if m is None else m.start()
+
+    def backoff(self, text: str, lo: int, edge: int) -> int:
+        """The earliest start (>= ``lo``) of an attempt that can be alive at ``edge``.
+
+        No literal begins in ``text[lo:edge]``, so such an attempt holds at most
+        part of one, after its lead.
+        """
+        t = edge - self.reach
+        if t <= lo:
+            return lo
+        lead = self._lead_class
+        if lead is not None:
+            while t > lo and lead.match(text, t - 1) is not None:
+                t -= 1
+        return t
+
+
+def _char_class(ranges) -> str:
+    parts = []
+    for lo, hi in ranges:
+        parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
+    return "[" + "".join(parts) + "]"
 
 
 def _value(source: int, registers: list[int], here: int) -> int:
@@ -953,6 +1101,7 @@ def transform_content(value: object, captures: dict, node: list) -> object:
 # runtime: rtcompiler.runtime.stream [stream]
 # ------------------------------------------------------------------------------
 import copy as _copy
+import re as _re
 
 
 class Delimiter:
@@ -987,7 +1136,9 @@ class Region:
 class RegionTable:
     """The compiled template: regions in declaration order, and what to watch when."""
 
-    __slots__ = ("regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch")
+    __slots__ = (
+        "regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch", "quiet",
+    )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
         self.regions = regions
@@ -1001,6 +1152,21 @@ class RegionTable:
         if implicit is not None and self.by_name[implicit].close is not None:
             watch.append(("close", self.by_name[implicit]))
         self.outside_watch = watch
+        # Per mode, a stdlib pattern that finds, in a piece of text searched from
+        # its start, everything that could leave a watched delimiter matched or
+        # pending (see Prefilter.danger). A piece it does not match is all
+        # region text. None when some watched delimiter has no such pattern.
+        self.quiet = {}
+        modes = [implicit] + [r.name for r in regions if r.open is not None]
+        for mode in modes:
+            dangers = []
+            for kind, region in self.watch(mode):
+                pre = (region.open if kind == "open" else region.close).regex.prefilter
+                dangers.append(None if pre is None else pre.danger)
+            if None in dangers:
+                self.quiet[mode] = None
+            else:
+                self.quiet[mode] = _re.compile("|".join(dangers) or "(?!)", _re.DOTALL).search
 
     def watch(self, current):
         if current is not None and current != self.implicit:
@@ -1041,14 +1207,17 @@ class ResponseStream:
         self.pos = 0
         self.fresh = ""  # the last fed piece, and where it begins: scanners catch up with it
         self.fresh_start = 0
-        # Work counters for the linear-time tests: characters stepped through
-        # delimiter automata, and scanners restarted over held text.
+        # Work counters for the linear-time tests: characters handed to
+        # delimiter scanners, scanners restarted over text one had already
+        # seen, and DFA transitions taken in Python (by scanners since replaced
+        # too: see :meth:`steps`).
         self.examined = 0
         self.rescans = 0
+        self.retired_steps = 0
         self.output = _copy.deepcopy(table.defaults)
         self.current = table.implicit
         self.captures = {}
-        self.body = ""
+        self.body = []  # the open region's text, in pieces: joined once, when it closes
         self.opened = False
         self.finalized = False
         self.scanners = {}
@@ -1064,6 +1233,18 @@ class ResponseStream:
     def feed(self, text):
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
+        if text and self.pos == self.end:
+            danger = self.table.quiet.get(self.current)
+            if danger is not None and danger(text) is None:
+                # Nothing held, and nothing in this piece can begin a watched
+                # delimiter: a search from pos finds no match and holds nothing.
+                self.base = self.end
+                self.pieces = [text]
+                self.end = self.pos = self.base + len(text)
+                self.examined += len(text)
+                events = []
+                self.accumulate(events, text)
+                return events
         if text:
             self.append(text)
         events = []
@@ -1092,10 +1273,18 @@ class ResponseStream:
 
     def text(self, start, stop):
         """The text between absolute positions ``start`` and ``stop``."""
+        return self.held()[0][start - self.base : stop - self.base]
+
+    def held(self):
+        """``(the text kept, in one piece; the absolute position it starts at)``."""
         if len(self.pieces) > 1:
             self.pieces = ["".join(self.pieces)]
-        held = self.pieces[0] if self.pieces else ""
-        return held[start - self.base : stop - self.base]
+        return (self.pieces[0] if self.pieces else ""), self.base
+
+    @property
+    def steps(self):
+        """DFA transitions taken in Python so far, by every scanner."""
+        return self.retired_steps + sum(s.steps for s in self.scanners.values())
 
     def trim(self):
         """Forget emitted text, keeping one character of context for ``\\b``."""
@@ -1136,23 +1325,34 @@ class ResponseStream:
         self.trim()
 
     def scanner(self, kind, region):
-        """The watcher's scanner, searching from ``pos`` and caught up with the buffer."""
+        """The watcher's scanner, searching from ``pos`` and caught up with the buffer.
+
+        A scanner outlives the mode that made it: when the machine comes back
+        to watching its delimiter, the text it already stepped through stays
+        stepped, as long as no attempt it holds began before ``pos``.
+        """
         key = (kind, region.name)
         delimiter = region.open if kind == "open" else region.close
         scanner = self.scanners.get(key)
-        if scanner is not None and scanner.start != self.pos and not scanner.rebase(self.pos):
-            scanner = None
-            self.rescans += 1
+        if scanner is not None and scanner.start != self.pos:
+            if scanner.pos < self.pos:
+                scanner = None  # it never saw the text from pos on: nothing to redo
+            elif not scanner.rebase(self.pos):
+                scanner = None
+                self.rescans += 1
+            if scanner is None:
+                self.retired_steps += self.scanners.pop(key).steps
         if scanner is None:
-            scanner = delimiter.regex.scanner_at(self.text(self.base, self.end), self.pos, self.base)
+            held, base = self.held()
+            scanner = delimiter.regex.bare_scanner(held, self.pos - base, self.pos, self.held)
             self.scanners[key] = scanner
-            self.examined += self.end - self.pos
-        elif scanner.pos < self.end:
+        if scanner.pos < self.end:
             self.examined += self.end - scanner.pos
             if scanner.pos == self.fresh_start:
-                scanner.feed(self.fresh)
+                scanner.advance(self.fresh, 0, len(self.fresh))
             else:
-                scanner.feed(self.text(scanner.pos, self.end))
+                held, base = self.held()
+                scanner.advance(held, scanner.pos - base, self.end - base)
         return scanner, delimiter
 
     def scan(self, watch, eos):
@@ -1193,16 +1393,15 @@ class ResponseStream:
         if not self.opened:
             events.append({"type": "region_open", "field": self.current})
             self.opened = True
-        self.body += text
+        self.body.append(text)
         events.append(
             {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
         )
 
     def open_region(self, events, region, m):
-        self.scanners = {}  # another mode watches other delimiters
         self.current = region.name
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
-        self.body = ""
+        self.body = []
         self.opened = True
         events.append({"type": "region_open", "field": region.name})
 
@@ -1211,7 +1410,7 @@ class ResponseStream:
             self.reset()
             return
         region = self.table.by_name[self.current]
-        value = region.process(self.body, self.captures)
+        value = region.process("".join(self.body), self.captures)
         if self.coerce is not None:
             value = self.coerce(value)
         name = self.current
@@ -1238,10 +1437,9 @@ class ResponseStream:
         self.reset()
 
     def reset(self):
-        self.scanners = {}
         self.current = self.table.implicit
         self.captures = {}
-        self.body = ""
+        self.body = []
         self.opened = False
 
 # Compiled delimiters: NFA, character classes and complete DFA tables per pattern.
@@ -1403,6 +1601,7 @@ _REGEX_DATA = [
                 [None, 0],
             ],
         },
+        'prefilter': {'literals': ['[/INST]', '[/TOOL_RESULTS]'], 'lead': 0, 'lead_ranges': []},
     },
     # 1: '\\[TOOL_CALLS\\](?P<name>[^\\[]+)(?:\\[CALL_ID\\][^\\[]*)?\\[ARGS\\]'
     {
@@ -1618,6 +1817,7 @@ _REGEX_DATA = [
                 [None, None],
             ],
         },
+        'prefilter': {'literals': ['[TOOL_CALLS]'], 'lead': 0, 'lead_ranges': []},
     },
     # 2: '</s>|(?=\\[TOOL_CALLS\\])'
     {
@@ -1783,6 +1983,7 @@ _REGEX_DATA = [
                 [[0, 0], None],
             ],
         },
+        'prefilter': None,
     },
     # 3: '</s>'
     {
@@ -1826,6 +2027,7 @@ _REGEX_DATA = [
             ],
             'eof': [[None, -2], [None, 0], [None, 0], [None, 0], [[0, -2], None], [None, None]],
         },
+        'prefilter': {'literals': ['</s>'], 'lead': 0, 'lead_ranges': []},
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 ###{standalone stream
 import copy as _copy
+import re as _re
 
 
 class Delimiter:
@@ -55,7 +56,9 @@ class Region:
 class RegionTable:
     """The compiled template: regions in declaration order, and what to watch when."""
 
-    __slots__ = ("regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch")
+    __slots__ = (
+        "regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch", "quiet",
+    )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
         self.regions = regions
@@ -69,6 +72,21 @@ class RegionTable:
         if implicit is not None and self.by_name[implicit].close is not None:
             watch.append(("close", self.by_name[implicit]))
         self.outside_watch = watch
+        # Per mode, a stdlib pattern that finds, in a piece of text searched from
+        # its start, everything that could leave a watched delimiter matched or
+        # pending (see Prefilter.danger). A piece it does not match is all
+        # region text. None when some watched delimiter has no such pattern.
+        self.quiet = {}
+        modes = [implicit] + [r.name for r in regions if r.open is not None]
+        for mode in modes:
+            dangers = []
+            for kind, region in self.watch(mode):
+                pre = (region.open if kind == "open" else region.close).regex.prefilter
+                dangers.append(None if pre is None else pre.danger)
+            if None in dangers:
+                self.quiet[mode] = None
+            else:
+                self.quiet[mode] = _re.compile("|".join(dangers) or "(?!)", _re.DOTALL).search
 
     def watch(self, current):
         if current is not None and current != self.implicit:
@@ -109,14 +127,17 @@ class ResponseStream:
         self.pos = 0
         self.fresh = ""  # the last fed piece, and where it begins: scanners catch up with it
         self.fresh_start = 0
-        # Work counters for the linear-time tests: characters stepped through
-        # delimiter automata, and scanners restarted over held text.
+        # Work counters for the linear-time tests: characters handed to
+        # delimiter scanners, scanners restarted over text one had already
+        # seen, and DFA transitions taken in Python (by scanners since replaced
+        # too: see :meth:`steps`).
         self.examined = 0
         self.rescans = 0
+        self.retired_steps = 0
         self.output = _copy.deepcopy(table.defaults)
         self.current = table.implicit
         self.captures = {}
-        self.body = ""
+        self.body = []  # the open region's text, in pieces: joined once, when it closes
         self.opened = False
         self.finalized = False
         self.scanners = {}
@@ -132,6 +153,18 @@ class ResponseStream:
     def feed(self, text):
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
+        if text and self.pos == self.end:
+            danger = self.table.quiet.get(self.current)
+            if danger is not None and danger(text) is None:
+                # Nothing held, and nothing in this piece can begin a watched
+                # delimiter: a search from pos finds no match and holds nothing.
+                self.base = self.end
+                self.pieces = [text]
+                self.end = self.pos = self.base + len(text)
+                self.examined += len(text)
+                events = []
+                self.accumulate(events, text)
+                return events
         if text:
             self.append(text)
         events = []
@@ -160,10 +193,18 @@ class ResponseStream:
 
     def text(self, start, stop):
         """The text between absolute positions ``start`` and ``stop``."""
+        return self.held()[0][start - self.base : stop - self.base]
+
+    def held(self):
+        """``(the text kept, in one piece; the absolute position it starts at)``."""
         if len(self.pieces) > 1:
             self.pieces = ["".join(self.pieces)]
-        held = self.pieces[0] if self.pieces else ""
-        return held[start - self.base : stop - self.base]
+        return (self.pieces[0] if self.pieces else ""), self.base
+
+    @property
+    def steps(self):
+        """DFA transitions taken in Python so far, by every scanner."""
+        return self.retired_steps + sum(s.steps for s in self.scanners.values())
 
     def trim(self):
         """Forget emitted text, keeping one character of context for ``\\b``."""
@@ -204,23 +245,34 @@ class ResponseStream:
         self.trim()
 
     def scanner(self, kind, region):
-        """The watcher's scanner, searching from ``pos`` and caught up with the buffer."""
+        """The watcher's scanner, searching from ``pos`` and caught up with the buffer.
+
+        A scanner outlives the mode that made it: when the machine comes back
+        to watching its delimiter, the text it already stepped through stays
+        stepped, as long as no attempt it holds began before ``pos``.
+        """
         key = (kind, region.name)
         delimiter = region.open if kind == "open" else region.close
         scanner = self.scanners.get(key)
-        if scanner is not None and scanner.start != self.pos and not scanner.rebase(self.pos):
-            scanner = None
-            self.rescans += 1
+        if scanner is not None and scanner.start != self.pos:
+            if scanner.pos < self.pos:
+                scanner = None  # it never saw the text from pos on: nothing to redo
+            elif not scanner.rebase(self.pos):
+                scanner = None
+                self.rescans += 1
+            if scanner is None:
+                self.retired_steps += self.scanners.pop(key).steps
         if scanner is None:
-            scanner = delimiter.regex.scanner_at(self.text(self.base, self.end), self.pos, self.base)
+            held, base = self.held()
+            scanner = delimiter.regex.bare_scanner(held, self.pos - base, self.pos, self.held)
             self.scanners[key] = scanner
-            self.examined += self.end - self.pos
-        elif scanner.pos < self.end:
+        if scanner.pos < self.end:
             self.examined += self.end - scanner.pos
             if scanner.pos == self.fresh_start:
-                scanner.feed(self.fresh)
+                scanner.advance(self.fresh, 0, len(self.fresh))
             else:
-                scanner.feed(self.text(scanner.pos, self.end))
+                held, base = self.held()
+                scanner.advance(held, scanner.pos - base, self.end - base)
         return scanner, delimiter
 
     def scan(self, watch, eos):
@@ -261,16 +313,15 @@ class ResponseStream:
         if not self.opened:
             events.append({"type": "region_open", "field": self.current})
             self.opened = True
-        self.body += text
+        self.body.append(text)
         events.append(
             {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
         )
 
     def open_region(self, events, region, m):
-        self.scanners = {}  # another mode watches other delimiters
         self.current = region.name
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
-        self.body = ""
+        self.body = []
         self.opened = True
         events.append({"type": "region_open", "field": region.name})
 
@@ -279,7 +330,7 @@ class ResponseStream:
             self.reset()
             return
         region = self.table.by_name[self.current]
-        value = region.process(self.body, self.captures)
+        value = region.process("".join(self.body), self.captures)
         if self.coerce is not None:
             value = self.coerce(value)
         name = self.current
@@ -306,9 +357,8 @@ class ResponseStream:
         self.reset()
 
     def reset(self):
-        self.scanners = {}
         self.current = self.table.implicit
         self.captures = {}
-        self.body = ""
+        self.body = []
         self.opened = False
 ###}
