@@ -592,9 +592,11 @@ class Scanner:
         self.registers: list = []
         self.best = None
         # Work counters of the linear-time tests: DFA transitions taken in
-        # Python, and characters passed over by the C-speed prefilter instead.
+        # Python; characters passed over without stepping; characters the
+        # C-speed prefilter searches went through.
         self.steps = 0
         self.skipped = 0
+        self.searched = 0
         self.dead = False
 
     @property
@@ -621,7 +623,7 @@ class Scanner:
         ``start``: the state is then exactly that of a search begun there (the
         same threads, in the same order). Otherwise False, and nothing changes.
         """
-        if any(r < start for r in self.registers):
+        if self.registers and min(self.registers) < start:
             return False
         if self.best is not None and self.best[0] < start:
             return False
@@ -652,14 +654,24 @@ class Scanner:
         class_of = self.regex.class_of
         pre = self.regex.prefilter
         state, registers = self.state, self.registers
+        if pre is not None and state in fresh and pre.quiet(text, lo, hi):
+            # No attempt begun in the piece survives it, and none matches.
+            self.skipped += hi - lo
+            self.searched += hi - lo
+            c = classes.get(text[hi - 1])
+            self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
+            return
         best = self.best
         i = lo
-        watch_from = lo if pre is not None else hi  # below it, no prefilter search is due
+        # Below watch_from, no prefilter search is due (or worth it: a piece
+        # shorter than the reach is stepped whole).
+        watch_from = lo if pre is not None and hi - lo > pre.reach else hi
         steps = 0
         while i < hi:
             if i >= watch_from and state in fresh:
                 j = pre.find(text, i, hi)
                 edge = hi if j < 0 else j
+                self.searched += edge - i
                 t0 = pre.backoff(text, i, edge)
                 if t0 > i:
                     self.skipped += t0 - i
@@ -691,6 +703,12 @@ class Scanner:
                 break
         self.steps += steps
         self.state, self.registers, self.best = state, registers, best
+
+    def quiet(self) -> bool:
+        """True when the search so far has no match and no attempt alive, and the
+        pattern needs a literal to match: the answer is then None, or a partial
+        match at the very end (the text can hold nothing back)."""
+        return self.regex.prefilter is not None and self.state in self.dfa.fresh
 
     def result(self, partial: bool = False):
         """What ``search(text, start, partial=partial)`` returns for the text so far.
@@ -741,7 +759,10 @@ class Prefilter:
     of ``lead_class`` only.
     """
 
-    __slots__ = ("literals", "lead", "reach", "_one", "_any", "_lead_class", "danger")
+    __slots__ = (
+        "literals", "lead", "reach", "_one", "_any", "_lead_class", "danger", "_danger",
+        "lead_loop", "simple", "_heads",
+    )
 
     def __init__(self, data: dict) -> None:
         self.literals = tuple(data["literals"])
@@ -757,16 +778,65 @@ class Prefilter:
         # attempt alive or a match: a literal, a literal's beginning at its
         # end, or (after a lead of whole classes) a lead character at its end.
         # Bounded leads of other characters are not covered: None.
+        # ``core`` leaves out the lead: when only a lead character at the end is
+        # found and the lead is a plain loop (``lead_loop``), the attempts alive
+        # are those begun in the trailing run of lead characters.
+        self.lead_loop = bool(data.get("lead_is_loop")) and self._lead_class is not None
+        # With a plain-loop lead or none at all, what pends in text holding no
+        # whole literal is known without the DFA (see :meth:`pending`).
+        self.simple = self.lead_loop or bool(data.get("bare"))
+        heads = sorted({s[:k] for s in self.literals for k in range(1, len(s))})
+        self._heads = _re.compile(
+            "(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z", _re.DOTALL
+        ) if heads else None
         if self.lead:
             self.danger = None
         else:
-            heads = sorted({s[:k] for s in self.literals for k in range(1, len(s))})
             parts = [_re.escape(s) for s in self.literals]
             if heads:
                 parts.append("(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z")
             if ranges:
                 parts.append(_char_class(ranges) + "\\Z")
             self.danger = "|".join(parts)
+        self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
+
+    def quiet(self, text: str, lo: int, hi: int) -> bool:
+        """Whether a search of ``text[lo:hi]`` from ``lo`` ends with no attempt alive
+        and no match found."""
+        return self._danger is not None and self._danger.search(text, lo, hi) is None
+
+    @property
+    def lead_class(self):
+        """The compiled class of lead characters, or None."""
+        return self._lead_class
+
+    def pending(self, text: str, lo: int) -> int:
+        """Where a search of ``text`` from ``lo`` pends (``len(text)``: nowhere).
+
+        Only for :attr:`simple` patterns, and text where no literal begins at or
+        after ``lo``: an attempt is then alive at the end exactly when it began
+        where the rest of the text is lead characters, then a literal's
+        beginning; the search reports the leftmost.
+        """
+        n = len(text)
+        at = n
+        if self._heads is not None:
+            m = self._heads.search(text, lo)
+            if m is not None:
+                at = m.start()
+        lead = self._lead_class
+        if lead is None:
+            return at
+        start = at
+        while start > lo and lead.match(text, start - 1) is not None:
+            start -= 1
+        if at < n:  # the run of lead characters ending at the end, without a head
+            j = n
+            while j > lo and lead.match(text, j - 1) is not None:
+                j -= 1
+            if j < start:
+                start = j
+        return start
 
     def find(self, text: str, lo: int, hi: int) -> int:
         """Where the first literal in ``text[lo:hi]`` begins, or -1."""
@@ -1107,6 +1177,11 @@ import copy as _copy
 import re as _re
 
 
+# Held text short enough to search again, with the new piece, in one stdlib call.
+_QUICK_HELD = 64
+_QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
+
+
 class Delimiter:
     """One open or close delimiter, as the region machine watches it."""
 
@@ -1162,14 +1237,20 @@ class RegionTable:
         self.quiet = {}
         modes = [implicit] + [r.name for r in regions if r.open is not None]
         for mode in modes:
-            dangers = []
-            for kind, region in self.watch(mode):
-                pre = (region.open if kind == "open" else region.close).regex.prefilter
-                dangers.append(None if pre is None else pre.danger)
-            if None in dangers:
+            pres = [
+                (region.open if kind == "open" else region.close).regex.prefilter
+                for kind, region in self.watch(mode)
+            ]
+            if any(pre is None or pre.danger is None for pre in pres):
                 self.quiet[mode] = None
+                continue
+            danger = _re.compile("|".join(p.danger for p in pres) or "(?!)", _re.DOTALL)
+            if all(p.simple for p in pres):
+                literals = sorted({s for p in pres for s in p.literals})
+                whole = _re.compile("|".join(_re.escape(s) for s in literals), _re.DOTALL)
+                self.quiet[mode] = (danger.search, whole.search, [p.pending for p in pres])
             else:
-                self.quiet[mode] = _re.compile("|".join(dangers) or "(?!)", _re.DOTALL).search
+                self.quiet[mode] = (danger.search, None, None)
 
     def watch(self, current):
         if current is not None and current != self.implicit:
@@ -1210,20 +1291,21 @@ class ResponseStream:
         self.pos = 0
         self.fresh = ""  # the last fed piece, and where it begins: scanners catch up with it
         self.fresh_start = 0
-        # Work counters for the linear-time tests: characters handed to
-        # delimiter scanners, scanners restarted over text one had already
-        # seen, and DFA transitions taken in Python (by scanners since replaced
-        # too: see :meth:`steps`).
+        # Work counters for the linear-time tests (see :attr:`steps` and
+        # :attr:`searched` for the scanners' own): characters the stream's
+        # per-feed stdlib searches went through, and scanners restarted over
+        # text another had already seen.
         self.examined = 0
         self.rescans = 0
         self.retired_steps = 0
+        self.retired_searched = 0
         self.output = _copy.deepcopy(table.defaults)
-        self.current = table.implicit
         self.captures = {}
         self.body = []  # the open region's text, in pieces: joined once, when it closes
         self.opened = False
         self.finalized = False
         self.scanners = {}
+        self.enter(table.implicit)
         self.initial_events = []
         if prefix:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix)
@@ -1234,20 +1316,62 @@ class ResponseStream:
     # -- feeding -----------------------------------------------------------------
 
     def feed(self, text):
+        quick = self.danger
+        if (
+            quick is not None and text and len(text) <= _QUICK_PIECE
+            and self.end - self.pos <= _QUICK_HELD
+        ):
+            # Token-sized pieces: decide with one or two stdlib searches of the
+            # unsent text whether any watched delimiter could match or pend.
+            # The buffer becomes one short string: the character before pos
+            # (context for a scanner made later), the held text, the piece.
+            pos, end = self.pos, self.end
+            if pos == end:
+                before = self.pieces[-1][-1:] if end else ""
+                held = before + text
+            else:
+                whole_held, base = self.held()
+                start = pos - 1 if pos > base else pos
+                before = whole_held[start - base : pos - base]
+                held = whole_held[start - base :] + text
+            base = pos - len(before)
+            i = len(before)
+            self.pieces = [held]
+            self.base = base
+            self.fresh, self.fresh_start = text, end
+            self.end = end + len(text)
+            danger, whole, pendings = quick
+            stop = len(held)
+            self.examined += stop - i
+            if danger(held, i) is not None:
+                if whole is None or whole(held, i) is not None:
+                    events = []
+                    self.process(events, eos=False)
+                    return events
+                # No whole delimiter literal, only the beginning of one (or of
+                # its lead) at the end: each search pends where that begins.
+                for pending in pendings:
+                    j = pending(held, i)
+                    if j < stop:
+                        stop = j
+            self.pos = base + stop
+            if stop > i and self.current is not None:
+                unsent = held[i:stop]
+                if self.opened:
+                    events = []
+                else:
+                    events = [{"type": "region_open", "field": self.current}]
+                    self.opened = True
+                self.body.append(unsent)
+                events.append(
+                    {"type": "region_chunk", "field": self.current, "text": unsent,
+                     "dirty": self.dirty}
+                )
+            else:
+                events = []  # all held, or the null sink
+            return events
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
-        if text and self.pos == self.end:
-            danger = self.table.quiet.get(self.current)
-            if danger is not None and danger(text) is None:
-                # Nothing held, and nothing in this piece can begin a watched
-                # delimiter: a search from pos finds no match and holds nothing.
-                self.base = self.end
-                self.pieces = [text]
-                self.end = self.pos = self.base + len(text)
-                self.examined += len(text)
-                events = []
-                self.accumulate(events, text)
-                return events
         if text:
             self.append(text)
         events = []
@@ -1265,6 +1389,7 @@ class ResponseStream:
         defaults = self.table.defaults
         self.output = {k: v for k, v in self.output.items() if k in defaults or not _is_empty(v)}
         self.finalized = True
+        self.danger = None
         return self.output, events
 
     # -- the buffer ----------------------------------------------------------------
@@ -1288,6 +1413,16 @@ class ResponseStream:
     def steps(self):
         """DFA transitions taken in Python so far, by every scanner."""
         return self.retired_steps + sum(s.steps for s in self.scanners.values())
+
+    @property
+    def work(self):
+        """Everything counted: Python DFA steps plus characters searched at C speed."""
+        return self.steps + self.searched + self.examined
+
+    @property
+    def searched(self):
+        """Characters the scanners' C-speed prefilter searches went through so far."""
+        return self.retired_searched + sum(s.searched for s in self.scanners.values())
 
     def trim(self):
         """Forget emitted text, keeping one character of context for ``\\b``."""
@@ -1332,31 +1467,43 @@ class ResponseStream:
 
         A scanner outlives the mode that made it: when the machine comes back
         to watching its delimiter, the text it already stepped through stays
-        stepped, as long as no attempt it holds began before ``pos``.
+        stepped, as long as no attempt it holds began before ``pos``. Returns
+        None, making none, when the delimiter's prefilter shows that a search
+        from ``pos`` would find nothing to commit or hold.
         """
         key = (kind, region.name)
         delimiter = region.open if kind == "open" else region.close
         scanner = self.scanners.get(key)
-        if scanner is not None and scanner.start != self.pos:
-            if scanner.pos < self.pos:
+        pos = self.pos
+        if scanner is not None and scanner.start != pos:
+            if scanner.pos < pos:
                 scanner = None  # it never saw the text from pos on: nothing to redo
-            elif not scanner.rebase(self.pos):
+            elif not scanner.rebase(pos):
                 scanner = None
                 self.rescans += 1
             if scanner is None:
-                self.retired_steps += self.scanners.pop(key).steps
+                retired = self.scanners.pop(key)
+                self.retired_steps += retired.steps
+                self.retired_searched += retired.searched
+        end = self.end
         if scanner is None:
             held, base = self.held()
-            scanner = delimiter.regex.bare_scanner(held, self.pos - base, self.pos, self.held)
+            pre = delimiter.regex.prefilter
+            if (
+                pre is not None and pos < end <= pos + _QUICK_HELD + _QUICK_PIECE
+                and pre.quiet(held, pos - base, end - base)
+            ):
+                self.examined += end - pos
+                return None
+            scanner = delimiter.regex.bare_scanner(held, pos - base, pos, self.held)
             self.scanners[key] = scanner
-        if scanner.pos < self.end:
-            self.examined += self.end - scanner.pos
+        if scanner.pos < end:
             if scanner.pos == self.fresh_start:
                 scanner.advance(self.fresh, 0, len(self.fresh))
             else:
                 held, base = self.held()
-                scanner.advance(held, scanner.pos - base, self.end - base)
-        return scanner, delimiter
+                scanner.advance(held, scanner.pos - base, end - base)
+        return scanner
 
     def scan(self, watch, eos):
         best_key = None
@@ -1364,10 +1511,13 @@ class ResponseStream:
         n = self.end
         hold_start = n
         for kind, region in watch:
-            scanner, delimiter = self.scanner(kind, region)
+            scanner = self.scanner(kind, region)
+            if scanner is None or (scanner.best is None and scanner.quiet()):
+                continue  # no match, and nothing pending before the end
             m = scanner.result(partial=not eos)
             if m is None:
                 continue
+            delimiter = region.open if kind == "open" else region.close
             if not eos and (m.partial or self.can_grow(delimiter, m, n)):
                 if m.start < hold_start:
                     hold_start = m.start
@@ -1401,8 +1551,14 @@ class ResponseStream:
             {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
         )
 
+    def enter(self, mode):
+        """Make ``mode`` current, with what the quick path of :meth:`feed` needs to know."""
+        self.current = mode
+        self.danger = self.table.quiet.get(mode)
+        self.dirty = mode is not None and not self.table.by_name[mode].streamable
+
     def open_region(self, events, region, m):
-        self.current = region.name
+        self.enter(region.name)
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
         self.body = []
         self.opened = True
@@ -1440,7 +1596,7 @@ class ResponseStream:
         self.reset()
 
     def reset(self):
-        self.current = self.table.implicit
+        self.enter(self.table.implicit)
         self.captures = {}
         self.body = []
         self.opened = False
@@ -1568,7 +1724,13 @@ _REGEX_DATA = [
                 [None, None],
             ],
         },
-        'prefilter': {'literals': ['<|start|>assistant'], 'lead': 0, 'lead_ranges': []},
+        'prefilter': {
+            'literals': ['<|start|>assistant'],
+            'lead': 0,
+            'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
+        },
     },
     # 1: '<\\|channel\\|>analysis<\\|message\\|>'
     {
@@ -1771,7 +1933,13 @@ _REGEX_DATA = [
                 [None, None],
             ],
         },
-        'prefilter': {'literals': ['<|channel|>analysis<|message|>'], 'lead': 0, 'lead_ranges': []},
+        'prefilter': {
+            'literals': ['<|channel|>analysis<|message|>'],
+            'lead': 0,
+            'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
+        },
     },
     # 2: '<\\|end\\|>'
     {
@@ -1831,7 +1999,13 @@ _REGEX_DATA = [
                 [None, None],
             ],
         },
-        'prefilter': {'literals': ['<|end|>'], 'lead': 0, 'lead_ranges': []},
+        'prefilter': {
+            'literals': ['<|end|>'],
+            'lead': 0,
+            'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
+        },
     },
     # 3: '(?: to=functions\\.(?P<name>[^\\s<]+)\\s*<\\|channel\\|>(?:commentary|analysis)|<\\|channel\\|>(?:commentary|analysis) to=functions\\.(?P<name>[^\\s<]+))[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>'
     {
@@ -4195,7 +4369,13 @@ _REGEX_DATA = [
                 [None, 0],
             ],
         },
-        'prefilter': {'literals': [' to=functions.', '<|channel|>'], 'lead': 0, 'lead_ranges': []},
+        'prefilter': {
+            'literals': [' to=functions.', '<|channel|>'],
+            'lead': 0,
+            'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
+        },
     },
     # 4: '<\\|call\\|>'
     {
@@ -4268,7 +4448,13 @@ _REGEX_DATA = [
                 [None, None],
             ],
         },
-        'prefilter': {'literals': ['<|call|>'], 'lead': 0, 'lead_ranges': []},
+        'prefilter': {
+            'literals': ['<|call|>'],
+            'lead': 0,
+            'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
+        },
     },
     # 5: '<\\|channel\\|>commentary<\\|message\\|>|<\\|channel\\|>final<\\|message\\|>'
     {
@@ -4611,6 +4797,8 @@ _REGEX_DATA = [
             'literals': ['<|channel|>commentary<|message|>', '<|channel|>final<|message|>'],
             'lead': 0,
             'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
         },
     },
     # 6: '<\\|return\\|>|<\\|end\\|>'
@@ -4722,7 +4910,13 @@ _REGEX_DATA = [
                 [None, 0],
             ],
         },
-        'prefilter': {'literals': ['<|end|>', '<|return|>'], 'lead': 0, 'lead_ranges': []},
+        'prefilter': {
+            'literals': ['<|end|>', '<|return|>'],
+            'lead': 0,
+            'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
+        },
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]
@@ -4795,6 +4989,7 @@ class ResponseParser:
     def __init__(self, prefix=None, *, tools=None):
         self._stream = ResponseStream(TABLE, prefix, coerce=tool_coercer(tools))
         self.initial_events = self._stream.initial_events
+        self.feed = self._stream.feed  # one call less per token
 
     def feed(self, text):
         """Add generated text; returns the events it caused."""

@@ -44,7 +44,43 @@ def prefilter_data(root: ast.Node) -> dict | None:
         "literals": sorted(literals),
         "lead": lead,
         "lead_ranges": [list(r) for r in lead_set.ranges],
+        "lead_is_loop": _lead_is_loop(root, lead_set),
+        "bare": lead == 0 and not lead_set and _is_bare(root),
     }
+
+
+def _is_bare(node: ast.Node) -> bool:
+    """Whether every match begins with its literal: no lead, not even an assertion.
+
+    Then, in text holding no whole literal, the attempts alive at the end are
+    those begun where the rest of the text is a literal's beginning.
+    """
+    if isinstance(node, ast.Group):
+        return _is_bare(node.item)
+    if isinstance(node, ast.Alternation):
+        return all(_is_bare(alt) for alt in node.alternatives)
+    if isinstance(node, ast.Concat):
+        return bool(node.items) and _is_bare(node.items[0])
+    return _single(node) is not None
+
+
+def _lead_is_loop(root: ast.Node, lead_set: CharSet) -> bool:
+    """Whether the pattern is ``C*`` then a literal at once (in every branch).
+
+    Then, in text holding no literal nor a literal's beginning at its end, the
+    attempts alive at the end are exactly those begun in the trailing run of
+    ``C`` characters: the search's partial match starts where that run does.
+    """
+    if not lead_set or not isinstance(root, ast.Concat) or len(root.items) < 2:
+        return False
+    first = root.items[0]
+    if not (
+        isinstance(first, ast.Repeat) and isinstance(first.item, ast.Chars)
+        and first.min == 0 and first.max is None and first.item.chars == lead_set
+    ):
+        return False
+    rest = _branches(ast.Concat(root.items[1:]))
+    return bool(rest) and all(bounded == 0 for _, bounded, _ in rest)
 
 
 def _branches(node: ast.Node):

@@ -592,9 +592,11 @@ class Scanner:
         self.registers: list = []
         self.best = None
         # Work counters of the linear-time tests: DFA transitions taken in
-        # Python, and characters passed over by the C-speed prefilter instead.
+        # Python; characters passed over without stepping; characters the
+        # C-speed prefilter searches went through.
         self.steps = 0
         self.skipped = 0
+        self.searched = 0
         self.dead = False
 
     @property
@@ -621,7 +623,7 @@ class Scanner:
         ``start``: the state is then exactly that of a search begun there (the
         same threads, in the same order). Otherwise False, and nothing changes.
         """
-        if any(r < start for r in self.registers):
+        if self.registers and min(self.registers) < start:
             return False
         if self.best is not None and self.best[0] < start:
             return False
@@ -652,14 +654,24 @@ class Scanner:
         class_of = self.regex.class_of
         pre = self.regex.prefilter
         state, registers = self.state, self.registers
+        if pre is not None and state in fresh and pre.quiet(text, lo, hi):
+            # No attempt begun in the piece survives it, and none matches.
+            self.skipped += hi - lo
+            self.searched += hi - lo
+            c = classes.get(text[hi - 1])
+            self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
+            return
         best = self.best
         i = lo
-        watch_from = lo if pre is not None else hi  # below it, no prefilter search is due
+        # Below watch_from, no prefilter search is due (or worth it: a piece
+        # shorter than the reach is stepped whole).
+        watch_from = lo if pre is not None and hi - lo > pre.reach else hi
         steps = 0
         while i < hi:
             if i >= watch_from and state in fresh:
                 j = pre.find(text, i, hi)
                 edge = hi if j < 0 else j
+                self.searched += edge - i
                 t0 = pre.backoff(text, i, edge)
                 if t0 > i:
                     self.skipped += t0 - i
@@ -691,6 +703,12 @@ class Scanner:
                 break
         self.steps += steps
         self.state, self.registers, self.best = state, registers, best
+
+    def quiet(self) -> bool:
+        """True when the search so far has no match and no attempt alive, and the
+        pattern needs a literal to match: the answer is then None, or a partial
+        match at the very end (the text can hold nothing back)."""
+        return self.regex.prefilter is not None and self.state in self.dfa.fresh
 
     def result(self, partial: bool = False):
         """What ``search(text, start, partial=partial)`` returns for the text so far.
@@ -741,7 +759,10 @@ class Prefilter:
     of ``lead_class`` only.
     """
 
-    __slots__ = ("literals", "lead", "reach", "_one", "_any", "_lead_class", "danger")
+    __slots__ = (
+        "literals", "lead", "reach", "_one", "_any", "_lead_class", "danger", "_danger",
+        "lead_loop", "simple", "_heads",
+    )
 
     def __init__(self, data: dict) -> None:
         self.literals = tuple(data["literals"])
@@ -757,16 +778,65 @@ class Prefilter:
         # attempt alive or a match: a literal, a literal's beginning at its
         # end, or (after a lead of whole classes) a lead character at its end.
         # Bounded leads of other characters are not covered: None.
+        # ``core`` leaves out the lead: when only a lead character at the end is
+        # found and the lead is a plain loop (``lead_loop``), the attempts alive
+        # are those begun in the trailing run of lead characters.
+        self.lead_loop = bool(data.get("lead_is_loop")) and self._lead_class is not None
+        # With a plain-loop lead or none at all, what pends in text holding no
+        # whole literal is known without the DFA (see :meth:`pending`).
+        self.simple = self.lead_loop or bool(data.get("bare"))
+        heads = sorted({s[:k] for s in self.literals for k in range(1, len(s))})
+        self._heads = _re.compile(
+            "(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z", _re.DOTALL
+        ) if heads else None
         if self.lead:
             self.danger = None
         else:
-            heads = sorted({s[:k] for s in self.literals for k in range(1, len(s))})
             parts = [_re.escape(s) for s in self.literals]
             if heads:
                 parts.append("(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z")
             if ranges:
                 parts.append(_char_class(ranges) + "\\Z")
             self.danger = "|".join(parts)
+        self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
+
+    def quiet(self, text: str, lo: int, hi: int) -> bool:
+        """Whether a search of ``text[lo:hi]`` from ``lo`` ends with no attempt alive
+        and no match found."""
+        return self._danger is not None and self._danger.search(text, lo, hi) is None
+
+    @property
+    def lead_class(self):
+        """The compiled class of lead characters, or None."""
+        return self._lead_class
+
+    def pending(self, text: str, lo: int) -> int:
+        """Where a search of ``text`` from ``lo`` pends (``len(text)``: nowhere).
+
+        Only for :attr:`simple` patterns, and text where no literal begins at or
+        after ``lo``: an attempt is then alive at the end exactly when it began
+        where the rest of the text is lead characters, then a literal's
+        beginning; the search reports the leftmost.
+        """
+        n = len(text)
+        at = n
+        if self._heads is not None:
+            m = self._heads.search(text, lo)
+            if m is not None:
+                at = m.start()
+        lead = self._lead_class
+        if lead is None:
+            return at
+        start = at
+        while start > lo and lead.match(text, start - 1) is not None:
+            start -= 1
+        if at < n:  # the run of lead characters ending at the end, without a head
+            j = n
+            while j > lo and lead.match(text, j - 1) is not None:
+                j -= 1
+            if j < start:
+                start = j
+        return start
 
     def find(self, text: str, lo: int, hi: int) -> int:
         """Where the first literal in ``text[lo:hi]`` begins, or -1."""

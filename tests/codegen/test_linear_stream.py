@@ -76,10 +76,11 @@ def test_work_grows_linearly_on_adversarial_inputs(spec, head, unit, tail):
     for n in (2_000, 8_000, 32_000):
         stream = _stream(spec, head + unit * n + tail)
         assert stream.rescans == 0
-        work.append(stream.examined / n)
-    # Characters examined per input character stay bounded (no growth with n):
-    # each watched delimiter steps each character about once.
-    assert max(work) <= 4, work
+        work.append(stream.work / n)
+    # Work per input character stays bounded (no growth with n): each watched
+    # delimiter steps or searches each character about once, and the per-feed
+    # searches look at held text again only while it is short.
+    assert max(work) <= 6, work
     assert work[2] <= work[0] * 1.05 + 0.01, work
 
 
