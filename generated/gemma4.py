@@ -1175,7 +1175,6 @@ def transform_content(value: object, captures: dict, node: list) -> object:
 import copy as _copy
 import re as _re
 
-
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
 _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed

@@ -23,7 +23,6 @@ from __future__ import annotations
 import copy as _copy
 import re as _re
 
-
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
 _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed

@@ -128,9 +128,12 @@ def _gemma_value(v):
 def _call(style, r):
     name, args = r.choice(_WORDS), _arguments(r)
     if style == "qwen3":
-        return "\n<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>\n"
+        call = json.dumps({"name": name, "arguments": args})
+        return f"\n<tool_call>\n{call}\n</tool_call>\n"
     if style == "qwen3_coder":
-        params = "".join(f"<parameter={k}>\n{json.dumps(v)}\n</parameter>\n" for k, v in args.items())
+        params = "".join(
+            f"<parameter={k}>\n{json.dumps(v)}\n</parameter>\n" for k, v in args.items()
+        )
         return f"\n<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>\n"
     if style == "gpt_oss":
         return (f"<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>"
@@ -146,9 +149,12 @@ def _mixed(style, n, seed=0):
     size = 0
     while size < 2_000:
         if style == "gpt_oss":
-            piece = ("<|channel|>analysis<|message|>" + _prose(r, 300) + "<|end|><|start|>assistant"
-                     + (_call(style, r) if r.random() < 0.4 else
-                        "<|channel|>final<|message|>" + _prose(r, 200) + "<|end|><|start|>assistant"))
+            turn = "<|end|><|start|>assistant"
+            piece = "<|channel|>analysis<|message|>" + _prose(r, 300) + turn
+            if r.random() < 0.4:
+                piece += _call(style, r)
+            else:
+                piece += "<|channel|>final<|message|>" + _prose(r, 200) + turn
         else:
             piece = _prose(r, 300) + (_code(r) if r.random() < 0.3 else "")
             if r.random() < 0.4:
@@ -199,7 +205,7 @@ def test_feeds_late_in_a_long_stream_cost_what_early_ones_do(style):
     parser = module.ResponseParser(PREFIXES[style])
     stream = parser._stream
     work = []
-    for tenth in range(10):
+    for _ in range(10):
         before = stream.steps + stream.examined
         for ch in unit:
             parser.feed(ch)
