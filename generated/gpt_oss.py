@@ -323,7 +323,7 @@ def regex_from_data(data: dict) -> CompiledRegex:
     )
     pre = data.get("prefilter")
     prefilter = None if pre is None else Prefilter(pre)
-    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter)
+    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"))
 
 
 class DfaTables:
@@ -412,8 +412,14 @@ class CompiledRegex:
     the compiler's lazily built DFA, or :class:`DfaTables` in a generated module.
     """
 
-    def __init__(self, program, classes, dfa, prefilter=None) -> None:
+    def __init__(self, program, classes, dfa, prefilter=None, captures=None) -> None:
         self.nfa = program
+        # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
+        # and for each group name the stdlib groups standing for it.
+        self.captures = None
+        if captures is not None:
+            self.captures = _re.compile(captures["source"], _re.DOTALL)
+            self.capture_names = captures["names"]
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -529,6 +535,18 @@ class CompiledRegex:
         n = len(text) if stop is None else stop
         if not self.nfa.group_names:
             return {}
+        if self.captures is not None and not partial:
+            m = self.captures.match(text, start, end)
+            if m is not None and m.end() == end:
+                found = m.groupdict()
+                groups = {}
+                for name in self.nfa.group_names:
+                    value = None
+                    for alias in self.capture_names.get(name, ()):
+                        if found[alias] is not None:
+                            value = found[alias]
+                    groups[name] = value
+                return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
         threads: list = [(self.nfa.start, (), (slots, -1))]
@@ -654,13 +672,16 @@ class Scanner:
         class_of = self.regex.class_of
         pre = self.regex.prefilter
         state, registers = self.state, self.registers
-        if pre is not None and state in fresh and pre.quiet(text, lo, hi):
-            # No attempt begun in the piece survives it, and none matches.
-            self.skipped += hi - lo
+        if pre is not None and hi - lo <= _QUIET_SPAN and state in fresh:
+            # A short piece is searched whole once; a long one with find (below),
+            # which stops at the first literal instead of going through the rest.
             self.searched += hi - lo
-            c = classes.get(text[hi - 1])
-            self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
-            return
+            if pre.quiet(text, lo, hi):
+                # No attempt begun in the piece survives it, and none matches.
+                self.skipped += hi - lo
+                c = classes.get(text[hi - 1])
+                self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
+                return
         best = self.best
         i = lo
         # Below watch_from, no prefilter search is due (or worth it: a piece
@@ -747,6 +768,9 @@ class Scanner:
             return self.regex.groups_at(text, start - origin, end - origin, partial, stop - origin)
 
         return resolve
+
+
+_QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
 
 
 class Prefilter:
@@ -1730,6 +1754,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 1: '<\\|channel\\|>analysis<\\|message\\|>'
     {
@@ -1939,6 +1964,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 2: '<\\|end\\|>'
     {
@@ -2005,6 +2031,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 3: '(?: to=functions\\.(?P<name>[^\\s<]+)\\s*<\\|channel\\|>(?:commentary|analysis)|<\\|channel\\|>(?:commentary|analysis) to=functions\\.(?P<name>[^\\s<]+))[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>'
     {
@@ -4375,6 +4402,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': {
+            'source': '(?:[\\U00000020][\\U00000074][\\U0000006f][\\U0000003d][\\U00000066][\\U00000075][\\U0000006e][\\U00000063][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U00000073][\\U0000002e](?P<name>(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U0000007c][\\U00000063][\\U00000068][\\U00000061][\\U0000006e][\\U0000006e][\\U00000065][\\U0000006c][\\U0000007c][\\U0000003e](?:[\\U00000063][\\U0000006f][\\U0000006d][\\U0000006d][\\U00000065][\\U0000006e][\\U00000074][\\U00000061][\\U00000072][\\U00000079]|[\\U00000061][\\U0000006e][\\U00000061][\\U0000006c][\\U00000079][\\U00000073][\\U00000069][\\U00000073])|[\\U0000003c][\\U0000007c][\\U00000063][\\U00000068][\\U00000061][\\U0000006e][\\U0000006e][\\U00000065][\\U0000006c][\\U0000007c][\\U0000003e](?:[\\U00000063][\\U0000006f][\\U0000006d][\\U0000006d][\\U00000065][\\U0000006e][\\U00000074][\\U00000061][\\U00000072][\\U00000079]|[\\U00000061][\\U0000006e][\\U00000061][\\U0000006c][\\U00000079][\\U00000073][\\U00000069][\\U00000073])[\\U00000020][\\U00000074][\\U0000006f][\\U0000003d][\\U00000066][\\U00000075][\\U0000006e][\\U00000063][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U00000073][\\U0000002e](?P<name__2>(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,}))(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:[\\U0000003c][\\U0000007c][\\U00000063][\\U0000006f][\\U0000006e][\\U00000073][\\U00000074][\\U00000072][\\U00000061][\\U00000069][\\U0000006e][\\U0000007c][\\U0000003e](?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,1}[\\U0000003c][\\U0000007c][\\U0000006d][\\U00000065][\\U00000073][\\U00000073][\\U00000061][\\U00000067][\\U00000065][\\U0000007c][\\U0000003e]',
+            'names': {'name': ['name', 'name__2']},
+        },
     },
     # 4: '<\\|call\\|>'
     {
@@ -4454,6 +4485,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 5: '<\\|channel\\|>commentary<\\|message\\|>|<\\|channel\\|>final<\\|message\\|>'
     {
@@ -4799,6 +4831,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 6: '<\\|return\\|>|<\\|end\\|>'
     {
@@ -4916,6 +4949,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

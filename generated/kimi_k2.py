@@ -322,7 +322,7 @@ def regex_from_data(data: dict) -> CompiledRegex:
     )
     pre = data.get("prefilter")
     prefilter = None if pre is None else Prefilter(pre)
-    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter)
+    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"))
 
 
 class DfaTables:
@@ -411,8 +411,14 @@ class CompiledRegex:
     the compiler's lazily built DFA, or :class:`DfaTables` in a generated module.
     """
 
-    def __init__(self, program, classes, dfa, prefilter=None) -> None:
+    def __init__(self, program, classes, dfa, prefilter=None, captures=None) -> None:
         self.nfa = program
+        # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
+        # and for each group name the stdlib groups standing for it.
+        self.captures = None
+        if captures is not None:
+            self.captures = _re.compile(captures["source"], _re.DOTALL)
+            self.capture_names = captures["names"]
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -528,6 +534,18 @@ class CompiledRegex:
         n = len(text) if stop is None else stop
         if not self.nfa.group_names:
             return {}
+        if self.captures is not None and not partial:
+            m = self.captures.match(text, start, end)
+            if m is not None and m.end() == end:
+                found = m.groupdict()
+                groups = {}
+                for name in self.nfa.group_names:
+                    value = None
+                    for alias in self.capture_names.get(name, ()):
+                        if found[alias] is not None:
+                            value = found[alias]
+                    groups[name] = value
+                return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
         threads: list = [(self.nfa.start, (), (slots, -1))]
@@ -653,13 +671,16 @@ class Scanner:
         class_of = self.regex.class_of
         pre = self.regex.prefilter
         state, registers = self.state, self.registers
-        if pre is not None and state in fresh and pre.quiet(text, lo, hi):
-            # No attempt begun in the piece survives it, and none matches.
-            self.skipped += hi - lo
+        if pre is not None and hi - lo <= _QUIET_SPAN and state in fresh:
+            # A short piece is searched whole once; a long one with find (below),
+            # which stops at the first literal instead of going through the rest.
             self.searched += hi - lo
-            c = classes.get(text[hi - 1])
-            self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
-            return
+            if pre.quiet(text, lo, hi):
+                # No attempt begun in the piece survives it, and none matches.
+                self.skipped += hi - lo
+                c = classes.get(text[hi - 1])
+                self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
+                return
         best = self.best
         i = lo
         # Below watch_from, no prefilter search is due (or worth it: a piece
@@ -746,6 +767,9 @@ class Scanner:
             return self.regex.groups_at(text, start - origin, end - origin, partial, stop - origin)
 
         return resolve
+
+
+_QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
 
 
 class Prefilter:
@@ -1820,6 +1844,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 1: '<think>'
     {
@@ -1894,6 +1919,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 2: '</think>'
     {
@@ -1982,6 +2008,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 3: '(?:<\\|tool_calls_section_begin\\|>\\s*)?<\\|tool_call_begin\\|>\\s*(?:functions\\.)?(?P<name>[^\\s<:]+):\\d+\\s*<\\|tool_call_argument_begin\\|>\\s*'
     {
@@ -3344,6 +3371,10 @@ _REGEX_DATA = [
             ],
         },
         'prefilter': None,
+        'captures': {
+            'source': '(?:[\\U0000003c][\\U0000007c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00000073][\\U0000005f][\\U00000073][\\U00000065][\\U00000063][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U0000005f][\\U00000062][\\U00000065][\\U00000067][\\U00000069][\\U0000006e][\\U0000007c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}){0,1}[\\U0000003c][\\U0000007c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000005f][\\U00000062][\\U00000065][\\U00000067][\\U00000069][\\U0000006e][\\U0000007c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:[\\U00000066][\\U00000075][\\U0000006e][\\U00000063][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U00000073][\\U0000002e]){0,1}(?P<name>(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})[\\U0000003a](?:[\\U00000030-\\U00000039\\U00000660-\\U00000669\\U000006f0-\\U000006f9\\U000007c0-\\U000007c9\\U00000966-\\U0000096f\\U000009e6-\\U000009ef\\U00000a66-\\U00000a6f\\U00000ae6-\\U00000aef\\U00000b66-\\U00000b6f\\U00000be6-\\U00000bef\\U00000c66-\\U00000c6f\\U00000ce6-\\U00000cef\\U00000d66-\\U00000d6f\\U00000de6-\\U00000def\\U00000e50-\\U00000e59\\U00000ed0-\\U00000ed9\\U00000f20-\\U00000f29\\U00001040-\\U00001049\\U00001090-\\U00001099\\U000017e0-\\U000017e9\\U00001810-\\U00001819\\U00001946-\\U0000194f\\U000019d0-\\U000019d9\\U00001a80-\\U00001a89\\U00001a90-\\U00001a99\\U00001b50-\\U00001b59\\U00001bb0-\\U00001bb9\\U00001c40-\\U00001c49\\U00001c50-\\U00001c59\\U0000a620-\\U0000a629\\U0000a8d0-\\U0000a8d9\\U0000a900-\\U0000a909\\U0000a9d0-\\U0000a9d9\\U0000a9f0-\\U0000a9f9\\U0000aa50-\\U0000aa59\\U0000abf0-\\U0000abf9\\U0000ff10-\\U0000ff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]){1,}(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U0000007c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000005f][\\U00000061][\\U00000072][\\U00000067][\\U00000075][\\U0000006d][\\U00000065][\\U0000006e][\\U00000074][\\U0000005f][\\U00000062][\\U00000065][\\U00000067][\\U00000069][\\U0000006e][\\U0000007c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}',
+            'names': {'name': ['name']},
+        },
     },
     # 4: '\\s*<\\|tool_call_end\\|>\\s*'
     {
@@ -3593,6 +3624,7 @@ _REGEX_DATA = [
             'lead_is_loop': True,
             'bare': False,
         },
+        'captures': None,
     },
     # 5: '<\\|tool_calls_section_end\\|>|<\\|im_end\\|>'
     {
@@ -3818,6 +3850,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

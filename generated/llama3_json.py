@@ -320,7 +320,7 @@ def regex_from_data(data: dict) -> CompiledRegex:
     )
     pre = data.get("prefilter")
     prefilter = None if pre is None else Prefilter(pre)
-    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter)
+    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"))
 
 
 class DfaTables:
@@ -409,8 +409,14 @@ class CompiledRegex:
     the compiler's lazily built DFA, or :class:`DfaTables` in a generated module.
     """
 
-    def __init__(self, program, classes, dfa, prefilter=None) -> None:
+    def __init__(self, program, classes, dfa, prefilter=None, captures=None) -> None:
         self.nfa = program
+        # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
+        # and for each group name the stdlib groups standing for it.
+        self.captures = None
+        if captures is not None:
+            self.captures = _re.compile(captures["source"], _re.DOTALL)
+            self.capture_names = captures["names"]
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -526,6 +532,18 @@ class CompiledRegex:
         n = len(text) if stop is None else stop
         if not self.nfa.group_names:
             return {}
+        if self.captures is not None and not partial:
+            m = self.captures.match(text, start, end)
+            if m is not None and m.end() == end:
+                found = m.groupdict()
+                groups = {}
+                for name in self.nfa.group_names:
+                    value = None
+                    for alias in self.capture_names.get(name, ()):
+                        if found[alias] is not None:
+                            value = found[alias]
+                    groups[name] = value
+                return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
         threads: list = [(self.nfa.start, (), (slots, -1))]
@@ -651,13 +669,16 @@ class Scanner:
         class_of = self.regex.class_of
         pre = self.regex.prefilter
         state, registers = self.state, self.registers
-        if pre is not None and state in fresh and pre.quiet(text, lo, hi):
-            # No attempt begun in the piece survives it, and none matches.
-            self.skipped += hi - lo
+        if pre is not None and hi - lo <= _QUIET_SPAN and state in fresh:
+            # A short piece is searched whole once; a long one with find (below),
+            # which stops at the first literal instead of going through the rest.
             self.searched += hi - lo
-            c = classes.get(text[hi - 1])
-            self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
-            return
+            if pre.quiet(text, lo, hi):
+                # No attempt begun in the piece survives it, and none matches.
+                self.skipped += hi - lo
+                c = classes.get(text[hi - 1])
+                self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
+                return
         best = self.best
         i = lo
         # Below watch_from, no prefilter search is due (or worth it: a piece
@@ -744,6 +765,9 @@ class Scanner:
             return self.regex.groups_at(text, start - origin, end - origin, partial, stop - origin)
 
         return resolve
+
+
+_QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
 
 
 class Prefilter:
@@ -1875,6 +1899,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 1: '^\\s*(?:<\\|python_tag\\|>\\s*)?(?=\\{\\s*\\"(?:name|type)\\")|<\\|python_tag\\|>\\s*(?=\\{)|;\\s*(?=\\{\\s*\\"(?:name|type)\\")'
     {
@@ -2758,6 +2783,7 @@ _REGEX_DATA = [
             ],
         },
         'prefilter': None,
+        'captures': None,
     },
     # 2: '<\\|eot_id\\|>|<\\|eom_id\\|>|(?=;\\s*\\{\\s*\\"(?:name|type)\\")'
     {
@@ -3087,6 +3113,7 @@ _REGEX_DATA = [
             ],
         },
         'prefilter': None,
+        'captures': None,
     },
     # 3: '<\\|eot_id\\|>|<\\|eom_id\\|>'
     {
@@ -3232,6 +3259,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

@@ -322,7 +322,7 @@ def regex_from_data(data: dict) -> CompiledRegex:
     )
     pre = data.get("prefilter")
     prefilter = None if pre is None else Prefilter(pre)
-    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter)
+    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"))
 
 
 class DfaTables:
@@ -411,8 +411,14 @@ class CompiledRegex:
     the compiler's lazily built DFA, or :class:`DfaTables` in a generated module.
     """
 
-    def __init__(self, program, classes, dfa, prefilter=None) -> None:
+    def __init__(self, program, classes, dfa, prefilter=None, captures=None) -> None:
         self.nfa = program
+        # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
+        # and for each group name the stdlib groups standing for it.
+        self.captures = None
+        if captures is not None:
+            self.captures = _re.compile(captures["source"], _re.DOTALL)
+            self.capture_names = captures["names"]
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -528,6 +534,18 @@ class CompiledRegex:
         n = len(text) if stop is None else stop
         if not self.nfa.group_names:
             return {}
+        if self.captures is not None and not partial:
+            m = self.captures.match(text, start, end)
+            if m is not None and m.end() == end:
+                found = m.groupdict()
+                groups = {}
+                for name in self.nfa.group_names:
+                    value = None
+                    for alias in self.capture_names.get(name, ()):
+                        if found[alias] is not None:
+                            value = found[alias]
+                    groups[name] = value
+                return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
         threads: list = [(self.nfa.start, (), (slots, -1))]
@@ -653,13 +671,16 @@ class Scanner:
         class_of = self.regex.class_of
         pre = self.regex.prefilter
         state, registers = self.state, self.registers
-        if pre is not None and state in fresh and pre.quiet(text, lo, hi):
-            # No attempt begun in the piece survives it, and none matches.
-            self.skipped += hi - lo
+        if pre is not None and hi - lo <= _QUIET_SPAN and state in fresh:
+            # A short piece is searched whole once; a long one with find (below),
+            # which stops at the first literal instead of going through the rest.
             self.searched += hi - lo
-            c = classes.get(text[hi - 1])
-            self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
-            return
+            if pre.quiet(text, lo, hi):
+                # No attempt begun in the piece survives it, and none matches.
+                self.skipped += hi - lo
+                c = classes.get(text[hi - 1])
+                self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
+                return
         best = self.best
         i = lo
         # Below watch_from, no prefilter search is due (or worth it: a piece
@@ -746,6 +767,9 @@ class Scanner:
             return self.regex.groups_at(text, start - origin, end - origin, partial, stop - origin)
 
         return resolve
+
+
+_QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
 
 
 class Prefilter:
@@ -1740,6 +1764,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 1: '<think>'
     {
@@ -1814,6 +1839,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 2: '</think>'
     {
@@ -1902,6 +1928,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 3: '<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>'
     {
@@ -2272,6 +2299,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': {
+            'source': '[\\U0000003c][\\U00000070][\\U00000061][\\U00000072][\\U00000061][\\U0000006d][\\U00000065][\\U00000074][\\U00000065][\\U00000072][\\U0000003d](?P<key>(?:[\\U00000000-\\U00000009\\U0000000b-\\U0000003d\\U0000003f-\\U0010ffff]){1,})[\\U0000003e](?:[\\U0000000a]){0,1}(?P<value>(?:[\\U00000000-\\U0010ffff]){0,}?)(?:[\\U0000000a]){0,1}[\\U0000003c][\\U0000002f][\\U00000070][\\U00000061][\\U00000072][\\U00000061][\\U0000006d][\\U00000065][\\U00000074][\\U00000065][\\U00000072][\\U0000003e]',
+            'names': {'key': ['key'], 'value': ['value']},
+        },
     },
     # 4: '\\s*<tool_call>\\s*<function=(?P<name>[^>\\n]+)>'
     {
@@ -2615,6 +2646,10 @@ _REGEX_DATA = [
             'lead_is_loop': True,
             'bare': False,
         },
+        'captures': {
+            'source': '(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U00000066][\\U00000075][\\U0000006e][\\U00000063][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U0000003d](?P<name>(?:[\\U00000000-\\U00000009\\U0000000b-\\U0000003d\\U0000003f-\\U0010ffff]){1,})[\\U0000003e]',
+            'names': {'name': ['name']},
+        },
     },
     # 5: '</tool_call>\\s*'
     {
@@ -2817,6 +2852,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
     # 6: '<\\|im_end\\|>'
     {
@@ -2914,6 +2950,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
+        'captures': None,
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

@@ -33,6 +33,7 @@ import functools
 
 from ..dialect.parser import parse_pattern
 from ..runtime.engine import CompiledRegex, Match, Prefilter, Scanner, regex_from_data
+from .capture import capture_pattern
 from .dfa import Dfa
 from .nfa import Nfa, compile_nfa
 from .prefilter import prefilter_data
@@ -43,9 +44,11 @@ class Regex(CompiledRegex):
 
     def __init__(self, nfa: Nfa) -> None:
         dfa = Dfa(nfa)
-        self.prefilter_facts = prefilter_data(parse_pattern(nfa.source).root)
+        parsed = parse_pattern(nfa.source)
+        self.prefilter_facts = prefilter_data(parsed.root)
+        self.capture_source = capture_pattern(parsed)
         prefilter = None if self.prefilter_facts is None else Prefilter(self.prefilter_facts)
-        super().__init__(nfa, dfa.alphabet, dfa, prefilter)
+        super().__init__(nfa, dfa.alphabet, dfa, prefilter, self.capture_source)
 
     @property
     def pattern(self) -> str:
@@ -75,6 +78,7 @@ class Regex(CompiledRegex):
             "alphabet": self.alphabet.to_data(),
             "dfa": self.dfa.to_data(),
             "prefilter": self.prefilter_facts,
+            "captures": self.capture_source,
         }
 
     @staticmethod
