@@ -61,6 +61,9 @@ class Dfa:
         self.index: dict[StateKey, int] = {}
         self.transitions: dict[tuple[int, int], tuple[int, tuple[int, ...], Any]] = {}
         self.eof_answers: dict[int, tuple[Any, Any]] = {}
+        # The table interface of DfaTables, built on demand.
+        self.rows = _LazyRows(self)
+        self.fresh = frozenset(self.initial(p) for p in (PREV_START, PREV_WORD, PREV_OTHER))
 
     # -- states ---------------------------------------------------------------
 
@@ -192,6 +195,25 @@ class Dfa:
                 for m, h in (self.eof_answers[sid] for sid in range(len(self.keys)))
             ],
         }
+
+
+class _LazyRows:
+    """``rows[state][class]`` as :class:`DfaTables` has it, each cell built on first use."""
+
+    def __init__(self, dfa: Dfa) -> None:
+        self.dfa = dfa
+
+    def __getitem__(self, sid: int) -> _LazyRow | None:
+        return None if self.dfa.is_dead(sid) else _LazyRow(self.dfa, sid)
+
+
+class _LazyRow:
+    def __init__(self, dfa: Dfa, sid: int) -> None:
+        self.dfa = dfa
+        self.sid = sid
+
+    def __getitem__(self, c: int) -> tuple[int, tuple[int, ...], Any]:
+        return self.dfa.step(self.sid, c)
 
 
 def _keep(payload: Any, slot: int) -> Any:

@@ -31,9 +31,12 @@ from __future__ import annotations
 
 import functools
 
-from ..runtime.engine import CompiledRegex, Match, Scanner, regex_from_data
+from ..dialect.parser import parse_pattern
+from ..runtime.engine import CompiledRegex, Match, Prefilter, Scanner, regex_from_data
+from .capture import capture_pattern
 from .dfa import Dfa
 from .nfa import Nfa, compile_nfa
+from .prefilter import prefilter_data
 
 
 class Regex(CompiledRegex):
@@ -41,7 +44,11 @@ class Regex(CompiledRegex):
 
     def __init__(self, nfa: Nfa) -> None:
         dfa = Dfa(nfa)
-        super().__init__(nfa, dfa.alphabet, dfa)
+        parsed = parse_pattern(nfa.source)
+        self.prefilter_facts = prefilter_data(parsed.root)
+        self.capture_source = capture_pattern(parsed)
+        prefilter = None if self.prefilter_facts is None else Prefilter(self.prefilter_facts)
+        super().__init__(nfa, dfa.alphabet, dfa, prefilter, self.capture_source)
 
     @property
     def pattern(self) -> str:
@@ -70,6 +77,8 @@ class Regex(CompiledRegex):
             },
             "alphabet": self.alphabet.to_data(),
             "dfa": self.dfa.to_data(),
+            "prefilter": self.prefilter_facts,
+            "captures": self.capture_source,
         }
 
     @staticmethod

@@ -210,6 +210,7 @@ class ResponseParser:
     def __init__(self, prefix=None, *, tools=None):
         self._stream = ResponseStream(TABLE, prefix, coerce=tool_coercer(tools))
         self.initial_events = self._stream.initial_events
+        self.feed = self._stream.feed  # one call less per token
 
     def feed(self, text):
         """Add generated text; returns the events it caused."""

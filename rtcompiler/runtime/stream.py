@@ -21,6 +21,11 @@ from __future__ import annotations
 
 ###{standalone stream
 import copy as _copy
+import re as _re
+
+# Held text short enough to search again, with the new piece, in one stdlib call.
+_QUICK_HELD = 64
+_QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
 
 
 class Delimiter:
@@ -55,7 +60,9 @@ class Region:
 class RegionTable:
     """The compiled template: regions in declaration order, and what to watch when."""
 
-    __slots__ = ("regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch")
+    __slots__ = (
+        "regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch", "quiet",
+    )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
         self.regions = regions
@@ -69,6 +76,27 @@ class RegionTable:
         if implicit is not None and self.by_name[implicit].close is not None:
             watch.append(("close", self.by_name[implicit]))
         self.outside_watch = watch
+        # Per mode, a stdlib pattern that finds, in a piece of text searched from
+        # its start, everything that could leave a watched delimiter matched or
+        # pending (see Prefilter.danger). A piece it does not match is all
+        # region text. None when some watched delimiter has no such pattern.
+        self.quiet = {}
+        modes = [implicit] + [r.name for r in regions if r.open is not None]
+        for mode in modes:
+            pres = [
+                (region.open if kind == "open" else region.close).regex.prefilter
+                for kind, region in self.watch(mode)
+            ]
+            if any(pre is None or pre.danger is None for pre in pres):
+                self.quiet[mode] = None
+                continue
+            danger = _re.compile("|".join(p.danger for p in pres) or "(?!)", _re.DOTALL)
+            if all(p.simple for p in pres):
+                literals = sorted({s for p in pres for s in p.literals})
+                whole = _re.compile("|".join(_re.escape(s) for s in literals), _re.DOTALL)
+                self.quiet[mode] = (danger.search, whole.search, [p.pending for p in pres])
+            else:
+                self.quiet[mode] = (danger.search, None, None)
 
     def watch(self, current):
         if current is not None and current != self.implicit:
@@ -109,17 +137,21 @@ class ResponseStream:
         self.pos = 0
         self.fresh = ""  # the last fed piece, and where it begins: scanners catch up with it
         self.fresh_start = 0
-        # Work counters for the linear-time tests: characters stepped through
-        # delimiter automata, and scanners restarted over held text.
+        # Work counters for the linear-time tests (see :attr:`steps` and
+        # :attr:`searched` for the scanners' own): characters the stream's
+        # per-feed stdlib searches went through, and scanners restarted over
+        # text another had already seen.
         self.examined = 0
         self.rescans = 0
+        self.retired_steps = 0
+        self.retired_searched = 0
         self.output = _copy.deepcopy(table.defaults)
-        self.current = table.implicit
         self.captures = {}
-        self.body = ""
+        self.body = []  # the open region's text, in pieces: joined once, when it closes
         self.opened = False
         self.finalized = False
         self.scanners = {}
+        self.enter(table.implicit)
         self.initial_events = []
         if prefix:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix)
@@ -130,6 +162,60 @@ class ResponseStream:
     # -- feeding -----------------------------------------------------------------
 
     def feed(self, text):
+        quick = self.danger
+        if (
+            quick is not None and text and len(text) <= _QUICK_PIECE
+            and self.end - self.pos <= _QUICK_HELD
+        ):
+            # Token-sized pieces: decide with one or two stdlib searches of the
+            # unsent text whether any watched delimiter could match or pend.
+            # The buffer becomes one short string: the character before pos
+            # (context for a scanner made later), the held text, the piece.
+            pos, end = self.pos, self.end
+            if pos == end:
+                before = self.pieces[-1][-1:] if end else ""
+                held = before + text
+            else:
+                whole_held, base = self.held()
+                start = pos - 1 if pos > base else pos
+                before = whole_held[start - base : pos - base]
+                held = whole_held[start - base :] + text
+            base = pos - len(before)
+            i = len(before)
+            self.pieces = [held]
+            self.base = base
+            self.fresh, self.fresh_start = text, end
+            self.end = end + len(text)
+            danger, whole, pendings = quick
+            stop = len(held)
+            self.examined += stop - i
+            if danger(held, i) is not None:
+                if whole is None or whole(held, i) is not None:
+                    events = []
+                    self.process(events, eos=False)
+                    return events
+                # No whole delimiter literal, only the beginning of one (or of
+                # its lead) at the end: each search pends where that begins.
+                for pending in pendings:
+                    j = pending(held, i)
+                    if j < stop:
+                        stop = j
+            self.pos = base + stop
+            if stop > i and self.current is not None:
+                unsent = held[i:stop]
+                if self.opened:
+                    events = []
+                else:
+                    events = [{"type": "region_open", "field": self.current}]
+                    self.opened = True
+                self.body.append(unsent)
+                events.append(
+                    {"type": "region_chunk", "field": self.current, "text": unsent,
+                     "dirty": self.dirty}
+                )
+            else:
+                events = []  # all held, or the null sink
+            return events
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
         if text:
@@ -149,6 +235,7 @@ class ResponseStream:
         defaults = self.table.defaults
         self.output = {k: v for k, v in self.output.items() if k in defaults or not _is_empty(v)}
         self.finalized = True
+        self.danger = None
         return self.output, events
 
     # -- the buffer ----------------------------------------------------------------
@@ -160,10 +247,28 @@ class ResponseStream:
 
     def text(self, start, stop):
         """The text between absolute positions ``start`` and ``stop``."""
+        return self.held()[0][start - self.base : stop - self.base]
+
+    def held(self):
+        """``(the text kept, in one piece; the absolute position it starts at)``."""
         if len(self.pieces) > 1:
             self.pieces = ["".join(self.pieces)]
-        held = self.pieces[0] if self.pieces else ""
-        return held[start - self.base : stop - self.base]
+        return (self.pieces[0] if self.pieces else ""), self.base
+
+    @property
+    def steps(self):
+        """DFA transitions taken in Python so far, by every scanner."""
+        return self.retired_steps + sum(s.steps for s in self.scanners.values())
+
+    @property
+    def work(self):
+        """Everything counted: Python DFA steps plus characters searched at C speed."""
+        return self.steps + self.searched + self.examined
+
+    @property
+    def searched(self):
+        """Characters the scanners' C-speed prefilter searches went through so far."""
+        return self.retired_searched + sum(s.searched for s in self.scanners.values())
 
     def trim(self):
         """Forget emitted text, keeping one character of context for ``\\b``."""
@@ -204,24 +309,47 @@ class ResponseStream:
         self.trim()
 
     def scanner(self, kind, region):
-        """The watcher's scanner, searching from ``pos`` and caught up with the buffer."""
+        """The watcher's scanner, searching from ``pos`` and caught up with the buffer.
+
+        A scanner outlives the mode that made it: when the machine comes back
+        to watching its delimiter, the text it already stepped through stays
+        stepped, as long as no attempt it holds began before ``pos``. Returns
+        None, making none, when the delimiter's prefilter shows that a search
+        from ``pos`` would find nothing to commit or hold.
+        """
         key = (kind, region.name)
         delimiter = region.open if kind == "open" else region.close
         scanner = self.scanners.get(key)
-        if scanner is not None and scanner.start != self.pos and not scanner.rebase(self.pos):
-            scanner = None
-            self.rescans += 1
+        pos = self.pos
+        if scanner is not None and scanner.start != pos:
+            if scanner.pos < pos:
+                scanner = None  # it never saw the text from pos on: nothing to redo
+            elif not scanner.rebase(pos):
+                scanner = None
+                self.rescans += 1
+            if scanner is None:
+                retired = self.scanners.pop(key)
+                self.retired_steps += retired.steps
+                self.retired_searched += retired.searched
+        end = self.end
         if scanner is None:
-            scanner = delimiter.regex.scanner_at(self.text(self.base, self.end), self.pos, self.base)
+            held, base = self.held()
+            pre = delimiter.regex.prefilter
+            if (
+                pre is not None and pos < end <= pos + _QUICK_HELD + _QUICK_PIECE
+                and pre.quiet(held, pos - base, end - base)
+            ):
+                self.examined += end - pos
+                return None
+            scanner = delimiter.regex.bare_scanner(held, pos - base, pos, self.held)
             self.scanners[key] = scanner
-            self.examined += self.end - self.pos
-        elif scanner.pos < self.end:
-            self.examined += self.end - scanner.pos
+        if scanner.pos < end:
             if scanner.pos == self.fresh_start:
-                scanner.feed(self.fresh)
+                scanner.advance(self.fresh, 0, len(self.fresh))
             else:
-                scanner.feed(self.text(scanner.pos, self.end))
-        return scanner, delimiter
+                held, base = self.held()
+                scanner.advance(held, scanner.pos - base, end - base)
+        return scanner
 
     def scan(self, watch, eos):
         best_key = None
@@ -229,10 +357,13 @@ class ResponseStream:
         n = self.end
         hold_start = n
         for kind, region in watch:
-            scanner, delimiter = self.scanner(kind, region)
+            scanner = self.scanner(kind, region)
+            if scanner is None or (scanner.best is None and scanner.quiet()):
+                continue  # no match, and nothing pending before the end
             m = scanner.result(partial=not eos)
             if m is None:
                 continue
+            delimiter = region.open if kind == "open" else region.close
             if not eos and (m.partial or self.can_grow(delimiter, m, n)):
                 if m.start < hold_start:
                     hold_start = m.start
@@ -261,16 +392,21 @@ class ResponseStream:
         if not self.opened:
             events.append({"type": "region_open", "field": self.current})
             self.opened = True
-        self.body += text
+        self.body.append(text)
         events.append(
             {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
         )
 
+    def enter(self, mode):
+        """Make ``mode`` current, with what the quick path of :meth:`feed` needs to know."""
+        self.current = mode
+        self.danger = self.table.quiet.get(mode)
+        self.dirty = mode is not None and not self.table.by_name[mode].streamable
+
     def open_region(self, events, region, m):
-        self.scanners = {}  # another mode watches other delimiters
-        self.current = region.name
+        self.enter(region.name)
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
-        self.body = ""
+        self.body = []
         self.opened = True
         events.append({"type": "region_open", "field": region.name})
 
@@ -279,7 +415,7 @@ class ResponseStream:
             self.reset()
             return
         region = self.table.by_name[self.current]
-        value = region.process(self.body, self.captures)
+        value = region.process("".join(self.body), self.captures)
         if self.coerce is not None:
             value = self.coerce(value)
         name = self.current
@@ -306,9 +442,8 @@ class ResponseStream:
         self.reset()
 
     def reset(self):
-        self.scanners = {}
-        self.current = self.table.implicit
+        self.enter(self.table.implicit)
         self.captures = {}
-        self.body = ""
+        self.body = []
         self.opened = False
 ###}

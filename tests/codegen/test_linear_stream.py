@@ -76,10 +76,11 @@ def test_work_grows_linearly_on_adversarial_inputs(spec, head, unit, tail):
     for n in (2_000, 8_000, 32_000):
         stream = _stream(spec, head + unit * n + tail)
         assert stream.rescans == 0
-        work.append(stream.examined / n)
-    # Characters examined per input character stay bounded (no growth with n):
-    # each watched delimiter steps each character about once.
-    assert max(work) <= 4, work
+        work.append(stream.work / n)
+    # Work per input character stays bounded (no growth with n): each watched
+    # delimiter steps or searches each character about once, and the per-feed
+    # searches look at held text again only while it is short.
+    assert max(work) <= 6, work
     assert work[2] <= work[0] * 1.05 + 0.01, work
 
 
@@ -92,4 +93,5 @@ def test_emitted_text_is_not_kept():
     # and one character of context remain buffered, whatever was emitted before.
     assert stream.end == 25_000
     assert stream.end - stream.base <= 16, (stream.base, stream.end)
-    assert all(len(s.text) <= 16 for s in stream.scanners.values())
+    # Scanners keep no text of their own: groups are read from the held buffer.
+    assert all(s._chunks is None for s in stream.scanners.values())

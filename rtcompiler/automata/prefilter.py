@@ -1,0 +1,201 @@
+"""Where a delimiter can begin: a literal every match must contain, and how far before it.
+
+A streaming search spends almost all its time in stretches of text where no attempt
+at a match is alive. If every path to a match goes through one of a few literal
+strings, and what comes before that literal is short or made of a known set of
+characters, then a C-speed ``str.find``/``re`` search for the literal tells where
+the next attempt can begin, and the DFA needs to step only from a little before it.
+
+The facts come from the syntax tree, so they hold for every text:
+
+- ``literals``: every match, and every attempt that lives longer than the lead
+  plus the literal, contains one of them;
+- ``lead``: at most this many characters come before the literal in a match, or
+- ``lead_ranges``: the characters before the literal are all in these ranges
+  (the lead is ``\\s*``-like and unbounded).
+
+Patterns this cannot describe (lookaheads before the literal, no mandatory
+literal, nested loops in front of it) get no prefilter and are stepped
+character by character, as before.
+"""
+
+from __future__ import annotations
+
+from ..dialect import ast
+from ..dialect.charsets import CharSet
+
+
+def prefilter_data(root: ast.Node) -> dict | None:
+    """The prefilter of a pattern as JSON-able data, or None."""
+    branches = _branches(root)
+    if not branches:
+        return None
+    literals: list[str] = []
+    lead = 0
+    lead_set = CharSet(())
+    for literal, bounded, chars in branches:
+        if literal not in literals:
+            literals.append(literal)
+        if bounded is not None:
+            lead = max(lead, bounded)
+        else:
+            lead_set = lead_set.union(chars)
+    return {
+        "literals": sorted(literals),
+        "lead": lead,
+        "lead_ranges": [list(r) for r in lead_set.ranges],
+        "lead_is_loop": _lead_is_loop(root, lead_set),
+        "bare": lead == 0 and not lead_set and _is_bare(root),
+    }
+
+
+def _is_bare(node: ast.Node) -> bool:
+    """Whether every match begins with its literal: no lead, not even an assertion.
+
+    Then, in text holding no whole literal, the attempts alive at the end are
+    those begun where the rest of the text is a literal's beginning.
+    """
+    if isinstance(node, ast.Group):
+        return _is_bare(node.item)
+    if isinstance(node, ast.Alternation):
+        return all(_is_bare(alt) for alt in node.alternatives)
+    if isinstance(node, ast.Concat):
+        return bool(node.items) and _is_bare(node.items[0])
+    return _single(node) is not None
+
+
+def _lead_is_loop(root: ast.Node, lead_set: CharSet) -> bool:
+    """Whether the pattern is ``C*`` then a literal at once (in every branch).
+
+    Then, in text holding no literal nor a literal's beginning at its end, the
+    attempts alive at the end are exactly those begun in the trailing run of
+    ``C`` characters: the search's partial match starts where that run does.
+    """
+    if not lead_set or not isinstance(root, ast.Concat) or len(root.items) < 2:
+        return False
+    first = root.items[0]
+    if not (
+        isinstance(first, ast.Repeat) and isinstance(first.item, ast.Chars)
+        and first.min == 0 and first.max is None and first.item.chars == lead_set
+    ):
+        return False
+    rest = _branches(ast.Concat(root.items[1:]))
+    return bool(rest) and all(bounded == 0 for _, bounded, _ in rest)
+
+
+def _branches(node: ast.Node):
+    """``[(literal, bounded lead or None, lead characters)]`` covering every match, or None."""
+    if isinstance(node, ast.Group):
+        return _branches(node.item)
+    if isinstance(node, ast.Alternation):
+        found = []
+        for alt in node.alternatives:
+            sub = _branches(alt)
+            if not sub:
+                return None
+            found.extend(sub)
+        return found
+    items = node.items if isinstance(node, ast.Concat) else (node,)
+    return _in_sequence(items)
+
+
+def _in_sequence(items) -> list | None:
+    bounded = 0  # the most characters the items so far can consume
+    chars = CharSet(())  # every character they can consume, when each is a class loop
+    class_only = True
+    for k, item in enumerate(items):
+        single = _single(item)
+        if single is not None:
+            literal = single
+            for nxt in items[k + 1 :]:
+                more = _single(nxt)
+                if more is None:
+                    break
+                literal += more
+            if bounded is not None:
+                return [(literal, bounded, CharSet(()))]
+            if class_only:
+                return [(literal, None, chars)]
+            return None
+        if isinstance(item, (ast.Group, ast.Alternation)):
+            # Each alternative brings its own literal, after what came before.
+            sub = _after(bounded, chars if class_only else None, _branches(item))
+            if sub:
+                return sub
+        width = _max_width(item)
+        if width is None or bounded is None:
+            bounded = None
+        else:
+            bounded += width
+        item_chars = _class_loop(item)
+        if item_chars is None:
+            class_only = False
+        else:
+            chars = chars.union(item_chars)
+        if bounded is None and not class_only:
+            return None
+    return None
+
+
+def _after(bounded, chars, branches) -> list | None:
+    """``branches`` behind a lead of ``bounded`` characters, or of ``chars`` only."""
+    if not branches:
+        return None
+    out = []
+    for literal, sub_bounded, sub_chars in branches:
+        if bounded is not None and sub_bounded is not None:
+            out.append((literal, bounded + sub_bounded, CharSet(())))
+        elif chars is not None and sub_bounded in (None, 0):
+            out.append((literal, None, chars.union(sub_chars)))
+        elif bounded == 0:
+            out.append((literal, sub_bounded, sub_chars))
+        else:
+            return None
+    return out
+
+
+def _single(node: ast.Node) -> str | None:
+    """The character ``node`` consumes, if it is exactly one code point."""
+    if isinstance(node, ast.Chars) and len(node.chars.ranges) == 1:
+        lo, hi = node.chars.ranges[0]
+        if lo == hi:
+            return chr(lo)
+    return None
+
+
+def _class_loop(node: ast.Node) -> CharSet | None:
+    """The characters of ``node`` if it only ever consumes characters from one class."""
+    if isinstance(node, ast.Assertion):
+        return CharSet(())
+    if isinstance(node, ast.Chars):
+        return node.chars
+    if isinstance(node, ast.Repeat) and isinstance(node.item, ast.Chars):
+        return node.item.chars
+    return None
+
+
+def _max_width(node: ast.Node) -> int | None:
+    """The most characters ``node`` can consume (None: unbounded, or a lookahead)."""
+    if isinstance(node, (ast.Empty, ast.Assertion)):
+        return 0
+    if isinstance(node, ast.Chars):
+        return 1
+    if isinstance(node, ast.Group):
+        return _max_width(node.item)
+    if isinstance(node, ast.Concat):
+        total = 0
+        for item in node.items:
+            width = _max_width(item)
+            if width is None:
+                return None
+            total += width
+        return total
+    if isinstance(node, ast.Alternation):
+        widths = [_max_width(alt) for alt in node.alternatives]
+        return None if any(w is None for w in widths) else max(widths)
+    if isinstance(node, ast.Repeat):
+        if node.max is None:
+            return None
+        width = _max_width(node.item)
+        return None if width is None else width * node.max
+    return None  # a lookahead may read past where the match ends
