@@ -23,6 +23,7 @@ from __future__ import annotations
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.engine [engine]
 # ------------------------------------------------------------------------------
+import re as _re
 from bisect import bisect_right as _bisect_right
 
 CHAR, SPLIT, ASSERT, LOOK, SAVE, MATCH = range(6)
@@ -320,7 +321,9 @@ def regex_from_data(data: dict) -> CompiledRegex:
         tuple(frozenset(x) for x in a["accepts"]),
         tuple(k in words for k in range(size)),
     )
-    return CompiledRegex(program, classes, DfaTables(data["dfa"]))
+    pre = data.get("prefilter")
+    prefilter = None if pre is None else Prefilter(pre)
+    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"))
 
 
 class DfaTables:
@@ -337,7 +340,13 @@ class DfaTables:
             (nxt, tuple(sources), None if match is None else tuple(match))
             for nxt, sources, match in data["cells"]
         ]
-        self._rows = [[cells[k] if k >= 0 else None for k in row] for row in data["rows"]]
+        # rows[state][class] -> (next state, register sources, match); None for a dead state.
+        self.rows = [
+            None if sid in self._dead else [cells[k] for k in row]
+            for sid, row in enumerate(data["rows"])
+        ]
+        # The states with no live attempt that still seek one: where a prefilter may skip.
+        self.fresh = frozenset(self._initial)
         self._eof = [
             (None if m is None else tuple(m), h) for m, h in data["eof"]
         ]
@@ -352,9 +361,9 @@ class DfaTables:
         return sid in self._dead
 
     def step(self, sid: int, c: int):
-        cell = self._rows[sid][c]
-        assert cell is not None, "stepped a dead state"
-        return cell
+        row = self.rows[sid]
+        assert row is not None, "stepped a dead state"
+        return row[c]
 
     def at_eof(self, sid: int):
         return self._eof[sid]
@@ -403,18 +412,29 @@ class CompiledRegex:
     the compiler's lazily built DFA, or :class:`DfaTables` in a generated module.
     """
 
-    def __init__(self, program, classes, dfa) -> None:
+    def __init__(self, program, classes, dfa, prefilter=None, captures=None) -> None:
         self.nfa = program
+        # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
+        # and for each group name the stdlib groups standing for it.
+        self.captures = None
+        if captures is not None:
+            self.captures = _re.compile(captures["source"], _re.DOTALL)
+            self.capture_names = captures["names"]
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
-        self._class_cache: dict = {}
+        self.prefilter = prefilter
+        self.class_cache: dict = {}
 
     def class_of(self, ch: str) -> int:
-        c = self._class_cache.get(ch)
+        c = self.class_cache.get(ch)
         if c is None:
-            c = self._class_cache[ch] = self.alphabet.class_of(ord(ch))
+            c = self.class_cache[ch] = self.alphabet.class_of(ord(ch))
         return c
+
+    def initial_after(self, c: int) -> int:
+        """The DFA's initial state after a character of class ``c``."""
+        return self.dfa.initial(PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER)
 
     def prev_context(self, text: str, pos: int) -> int:
         if pos == 0:
@@ -434,6 +454,21 @@ class CompiledRegex:
         keep = max(pos - 1, origin)
         scanner = Scanner(self, text[keep - origin :], pos, keep)
         scanner.feed_range(pos, origin + len(text))
+        return scanner
+
+    def bare_scanner(self, text: str, at: int, pos: int, source):
+        """A streaming search from absolute ``pos`` that keeps no text.
+
+        ``text[at]`` is the character at ``pos`` (``text[at - 1]`` the one
+        before, when ``pos > 0``); ``source()`` returns ``(text, origin)``
+        holding the match when groups are asked for. Feed it with
+        :meth:`Scanner.advance`.
+        """
+        scanner = Scanner(self, "", pos, pos)
+        scanner._chunks = None
+        scanner.source = source
+        if pos > 0:
+            scanner.state = self.initial_after(self.class_of(text[at - 1]))
         return scanner
 
     def search(self, text: str, pos: int = 0, partial: bool = False):
@@ -500,6 +535,18 @@ class CompiledRegex:
         n = len(text) if stop is None else stop
         if not self.nfa.group_names:
             return {}
+        if self.captures is not None and not partial:
+            m = self.captures.match(text, start, end)
+            if m is not None and m.end() == end:
+                found = m.groupdict()
+                groups = {}
+                for name in self.nfa.group_names:
+                    value = None
+                    for alias in self.capture_names.get(name, ()):
+                        if found[alias] is not None:
+                            value = found[alias]
+                    groups[name] = value
+                return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
         threads: list = [(self.nfa.start, (), (slots, -1))]
@@ -543,10 +590,12 @@ class CompiledRegex:
 class Scanner:
     """Incremental leftmost-first search over text that arrives in pieces.
 
-    Positions are absolute. The scanner keeps the text from ``origin`` on (one
-    character before ``start``, as context for ``\\b``), which it needs only to
-    extract groups; :meth:`rebase` moves the search start forward without
-    rescanning whenever no live attempt began before the new start.
+    Positions are absolute. A scanner made by :meth:`CompiledRegex.scanner`
+    keeps the text from ``origin`` on (one character before ``start``, as
+    context for ``\\b``), which it needs only to extract groups; one made by
+    :meth:`CompiledRegex.bare_scanner` keeps none and asks ``source`` for it.
+    :meth:`rebase` moves the search start forward without rescanning whenever
+    no live attempt began before the new start.
     """
 
     def __init__(self, regex, text: str = "", start: int | None = None, origin: int = 0) -> None:
@@ -554,12 +603,18 @@ class Scanner:
         self.dfa = regex.dfa
         self.origin = origin
         self._chunks = [text]
+        self.source = self._own_text
         self.start = origin + len(text) if start is None else start
         self.pos = self.start
         self.state = self.dfa.initial(regex.prev_context(text, self.start - origin))
         self.registers: list = []
         self.best = None
-        self.steps = 0  # DFA transitions taken: the work counter of the linear-time tests
+        # Work counters of the linear-time tests: DFA transitions taken in
+        # Python; characters passed over without stepping; characters the
+        # C-speed prefilter searches went through.
+        self.steps = 0
+        self.skipped = 0
+        self.searched = 0
         self.dead = False
 
     @property
@@ -568,14 +623,16 @@ class Scanner:
             self._chunks = ["".join(self._chunks)]
         return self._chunks[0]
 
+    def _own_text(self):
+        return self.text, self.origin
+
     def feed(self, chunk: str) -> None:
-        self._chunks.append(chunk)
-        self._step(chunk, self.pos)
-        self.pos += len(chunk)
+        if self._chunks is not None:
+            self._chunks.append(chunk)
+        self.advance(chunk, 0, len(chunk))
 
     def feed_range(self, begin: int, end: int) -> None:
-        self._step(self.text[begin - self.origin : end - self.origin], begin)
-        self.pos = end
+        self.advance(self.text, begin - self.origin, end - self.origin)
 
     def rebase(self, start: int) -> bool:
         """Search from ``start`` (>= the current start) instead, if that needs no rescan.
@@ -584,33 +641,95 @@ class Scanner:
         ``start``: the state is then exactly that of a search begun there (the
         same threads, in the same order). Otherwise False, and nothing changes.
         """
-        if any(r < start for r in self.registers):
+        if self.registers and min(self.registers) < start:
             return False
         if self.best is not None and self.best[0] < start:
             return False
         self.start = start
-        keep = max(start - 1, self.origin)
-        if keep > self.origin:
-            self._chunks = [self.text[keep - self.origin :]]
-            self.origin = keep
+        if self._chunks is not None:
+            keep = max(start - 1, self.origin)
+            if keep > self.origin:
+                self._chunks = [self.text[keep - self.origin :]]
+                self.origin = keep
         return True
 
-    def _step(self, chunk: str, offset: int) -> None:
-        if self.dead:
+    def advance(self, text: str, lo: int, hi: int) -> None:
+        """Step ``text[lo:hi]``, which begins at absolute position ``pos``.
+
+        Where no attempt is alive (the DFA is in an initial state) and the
+        pattern has a prefilter, the characters that cannot reach a match or
+        the end of the text alive are passed over at C speed: the DFA then
+        restarts from the initial state the character before calls for, which
+        is exactly the state it would have reached (no thread, still seeking).
+        """
+        pos0 = self.pos
+        self.pos = pos0 + hi - lo
+        if self.dead or lo >= hi:
             return
-        dfa, class_of = self.dfa, self.regex.class_of
-        state, registers, i = self.state, self.registers, offset
-        for ch in chunk:
-            state, sources, match = dfa.step(state, class_of(ch))
-            self.steps += 1
+        dfa = self.dfa
+        rows, fresh = dfa.rows, dfa.fresh
+        classes = self.regex.class_cache
+        class_of = self.regex.class_of
+        pre = self.regex.prefilter
+        state, registers = self.state, self.registers
+        if pre is not None and hi - lo <= _QUIET_SPAN and state in fresh:
+            # A short piece is searched whole once; a long one with find (below),
+            # which stops at the first literal instead of going through the rest.
+            self.searched += hi - lo
+            if pre.quiet(text, lo, hi):
+                # No attempt begun in the piece survives it, and none matches.
+                self.skipped += hi - lo
+                c = classes.get(text[hi - 1])
+                self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
+                return
+        best = self.best
+        i = lo
+        # Below watch_from, no prefilter search is due (or worth it: a piece
+        # shorter than the reach is stepped whole).
+        watch_from = lo if pre is not None and hi - lo > pre.reach else hi
+        steps = 0
+        while i < hi:
+            if i >= watch_from and state in fresh:
+                j = pre.find(text, i, hi)
+                edge = hi if j < 0 else j
+                self.searched += edge - i
+                t0 = pre.backoff(text, i, edge)
+                if t0 > i:
+                    self.skipped += t0 - i
+                    c = classes.get(text[t0 - 1])
+                    if c is None:
+                        c = class_of(text[t0 - 1])
+                    state = self.regex.initial_after(c)
+                    registers = []
+                    i = t0
+                watch_from = edge + 1
+                if i >= hi:
+                    break
+            ch = text[i]
+            c = classes.get(ch)
+            if c is None:
+                c = class_of(ch)
+            state, sources, match = rows[state][c]
+            steps += 1
+            here = pos0 + i - lo
             if match is not None:
-                self.best = (_value(match[0], registers, i), _value(match[1], registers, i))
-            registers = [i if s == CUR else registers[s] for s in sources]
+                best = (_value(match[0], registers, here), _value(match[1], registers, here))
+            if sources:
+                registers = [here if s == CUR else registers[s] for s in sources]
+            elif registers:
+                registers = []
             i += 1
-            if dfa.is_dead(state):
+            if rows[state] is None:
                 self.dead = True
                 break
-        self.state, self.registers = state, registers
+        self.steps += steps
+        self.state, self.registers, self.best = state, registers, best
+
+    def quiet(self) -> bool:
+        """True when the search so far has no match and no attempt alive, and the
+        pattern needs a literal to match: the answer is then None, or a partial
+        match at the very end (the text can hold nothing back)."""
+        return self.regex.prefilter is not None and self.state in self.dfa.fresh
 
     def result(self, partial: bool = False):
         """What ``search(text, start, partial=partial)`` returns for the text so far.
@@ -642,12 +761,135 @@ class Scanner:
     def _groups(self, start: int, end: int, partial: bool):
         if not self.regex.nfa.group_names:
             return None
-        origin, stop = self.origin, self.pos - self.origin
+        stop, source = self.pos, self.source
 
         def resolve():
-            return self.regex.groups_at(self.text, start - origin, end - origin, partial, stop)
+            text, origin = source()
+            return self.regex.groups_at(text, start - origin, end - origin, partial, stop - origin)
 
         return resolve
+
+
+_QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
+
+
+class Prefilter:
+    """Where an attempt at a match can begin, found at C speed.
+
+    Built from facts the compiler proved about the pattern (see
+    ``rtcompiler/automata/prefilter.py``): every match, and every attempt alive
+    more than ``lead`` characters plus a literal after its start, contains one
+    of ``literals``, preceded by at most ``lead`` characters or by characters
+    of ``lead_class`` only.
+    """
+
+    __slots__ = (
+        "literals", "lead", "reach", "_one", "_any", "_lead_class", "danger", "_danger",
+        "lead_loop", "simple", "_heads",
+    )
+
+    def __init__(self, data: dict) -> None:
+        self.literals = tuple(data["literals"])
+        self.lead = data["lead"]
+        self.reach = max(len(s) for s in self.literals) - 1 + self.lead
+        self._one = self.literals[0] if len(self.literals) == 1 else None
+        self._any = None if self._one is not None else _re.compile(
+            "|".join(_re.escape(s) for s in self.literals), _re.DOTALL
+        )
+        ranges = data["lead_ranges"]
+        self._lead_class = _re.compile(_char_class(ranges), _re.DOTALL) if ranges else None
+        # What a piece of text must contain for a search of it to end with an
+        # attempt alive or a match: a literal, a literal's beginning at its
+        # end, or (after a lead of whole classes) a lead character at its end.
+        # Bounded leads of other characters are not covered: None.
+        # ``core`` leaves out the lead: when only a lead character at the end is
+        # found and the lead is a plain loop (``lead_loop``), the attempts alive
+        # are those begun in the trailing run of lead characters.
+        self.lead_loop = bool(data.get("lead_is_loop")) and self._lead_class is not None
+        # With a plain-loop lead or none at all, what pends in text holding no
+        # whole literal is known without the DFA (see :meth:`pending`).
+        self.simple = self.lead_loop or bool(data.get("bare"))
+        heads = sorted({s[:k] for s in self.literals for k in range(1, len(s))})
+        self._heads = _re.compile(
+            "(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z", _re.DOTALL
+        ) if heads else None
+        if self.lead:
+            self.danger = None
+        else:
+            parts = [_re.escape(s) for s in self.literals]
+            if heads:
+                parts.append("(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z")
+            if ranges:
+                parts.append(_char_class(ranges) + "\\Z")
+            self.danger = "|".join(parts)
+        self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
+
+    def quiet(self, text: str, lo: int, hi: int) -> bool:
+        """Whether a search of ``text[lo:hi]`` from ``lo`` ends with no attempt alive
+        and no match found."""
+        return self._danger is not None and self._danger.search(text, lo, hi) is None
+
+    @property
+    def lead_class(self):
+        """The compiled class of lead characters, or None."""
+        return self._lead_class
+
+    def pending(self, text: str, lo: int) -> int:
+        """Where a search of ``text`` from ``lo`` pends (``len(text)``: nowhere).
+
+        Only for :attr:`simple` patterns, and text where no literal begins at or
+        after ``lo``: an attempt is then alive at the end exactly when it began
+        where the rest of the text is lead characters, then a literal's
+        beginning; the search reports the leftmost.
+        """
+        n = len(text)
+        at = n
+        if self._heads is not None:
+            m = self._heads.search(text, lo)
+            if m is not None:
+                at = m.start()
+        lead = self._lead_class
+        if lead is None:
+            return at
+        start = at
+        while start > lo and lead.match(text, start - 1) is not None:
+            start -= 1
+        if at < n:  # the run of lead characters ending at the end, without a head
+            j = n
+            while j > lo and lead.match(text, j - 1) is not None:
+                j -= 1
+            if j < start:
+                start = j
+        return start
+
+    def find(self, text: str, lo: int, hi: int) -> int:
+        """Where the first literal in ``text[lo:hi]`` begins, or -1."""
+        if self._one is not None:
+            return text.find(self._one, lo, hi)
+        m = self._any.search(text, lo, hi)
+        return -1 if m is None else m.start()
+
+    def backoff(self, text: str, lo: int, edge: int) -> int:
+        """The earliest start (>= ``lo``) of an attempt that can be alive at ``edge``.
+
+        No literal begins in ``text[lo:edge]``, so such an attempt holds at most
+        part of one, after its lead.
+        """
+        t = edge - self.reach
+        if t <= lo:
+            return lo
+        lead = self._lead_class
+        if lead is not None:
+            while t > lo and lead.match(text, t - 1) is not None:
+                t -= 1
+        return t
+
+
+def _char_class(ranges) -> str:
+    parts = []
+    for lo, hi in ranges:
+        parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
+    return "[" + "".join(parts) + "]"
 
 
 def _value(source: int, registers: list[int], here: int) -> int:
@@ -1043,6 +1285,11 @@ def transform_each(value: object, captures: dict, node: list, field_name: str) -
 # runtime: rtcompiler.runtime.stream [stream]
 # ------------------------------------------------------------------------------
 import copy as _copy
+import re as _re
+
+# Held text short enough to search again, with the new piece, in one stdlib call.
+_QUICK_HELD = 64
+_QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
 
 
 class Delimiter:
@@ -1077,7 +1324,9 @@ class Region:
 class RegionTable:
     """The compiled template: regions in declaration order, and what to watch when."""
 
-    __slots__ = ("regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch")
+    __slots__ = (
+        "regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch", "quiet",
+    )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
         self.regions = regions
@@ -1091,6 +1340,27 @@ class RegionTable:
         if implicit is not None and self.by_name[implicit].close is not None:
             watch.append(("close", self.by_name[implicit]))
         self.outside_watch = watch
+        # Per mode, a stdlib pattern that finds, in a piece of text searched from
+        # its start, everything that could leave a watched delimiter matched or
+        # pending (see Prefilter.danger). A piece it does not match is all
+        # region text. None when some watched delimiter has no such pattern.
+        self.quiet = {}
+        modes = [implicit] + [r.name for r in regions if r.open is not None]
+        for mode in modes:
+            pres = [
+                (region.open if kind == "open" else region.close).regex.prefilter
+                for kind, region in self.watch(mode)
+            ]
+            if any(pre is None or pre.danger is None for pre in pres):
+                self.quiet[mode] = None
+                continue
+            danger = _re.compile("|".join(p.danger for p in pres) or "(?!)", _re.DOTALL)
+            if all(p.simple for p in pres):
+                literals = sorted({s for p in pres for s in p.literals})
+                whole = _re.compile("|".join(_re.escape(s) for s in literals), _re.DOTALL)
+                self.quiet[mode] = (danger.search, whole.search, [p.pending for p in pres])
+            else:
+                self.quiet[mode] = (danger.search, None, None)
 
     def watch(self, current):
         if current is not None and current != self.implicit:
@@ -1131,17 +1401,21 @@ class ResponseStream:
         self.pos = 0
         self.fresh = ""  # the last fed piece, and where it begins: scanners catch up with it
         self.fresh_start = 0
-        # Work counters for the linear-time tests: characters stepped through
-        # delimiter automata, and scanners restarted over held text.
+        # Work counters for the linear-time tests (see :attr:`steps` and
+        # :attr:`searched` for the scanners' own): characters the stream's
+        # per-feed stdlib searches went through, and scanners restarted over
+        # text another had already seen.
         self.examined = 0
         self.rescans = 0
+        self.retired_steps = 0
+        self.retired_searched = 0
         self.output = _copy.deepcopy(table.defaults)
-        self.current = table.implicit
         self.captures = {}
-        self.body = ""
+        self.body = []  # the open region's text, in pieces: joined once, when it closes
         self.opened = False
         self.finalized = False
         self.scanners = {}
+        self.enter(table.implicit)
         self.initial_events = []
         if prefix:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix)
@@ -1152,6 +1426,60 @@ class ResponseStream:
     # -- feeding -----------------------------------------------------------------
 
     def feed(self, text):
+        quick = self.danger
+        if (
+            quick is not None and text and len(text) <= _QUICK_PIECE
+            and self.end - self.pos <= _QUICK_HELD
+        ):
+            # Token-sized pieces: decide with one or two stdlib searches of the
+            # unsent text whether any watched delimiter could match or pend.
+            # The buffer becomes one short string: the character before pos
+            # (context for a scanner made later), the held text, the piece.
+            pos, end = self.pos, self.end
+            if pos == end:
+                before = self.pieces[-1][-1:] if end else ""
+                held = before + text
+            else:
+                whole_held, base = self.held()
+                start = pos - 1 if pos > base else pos
+                before = whole_held[start - base : pos - base]
+                held = whole_held[start - base :] + text
+            base = pos - len(before)
+            i = len(before)
+            self.pieces = [held]
+            self.base = base
+            self.fresh, self.fresh_start = text, end
+            self.end = end + len(text)
+            danger, whole, pendings = quick
+            stop = len(held)
+            self.examined += stop - i
+            if danger(held, i) is not None:
+                if whole is None or whole(held, i) is not None:
+                    events = []
+                    self.process(events, eos=False)
+                    return events
+                # No whole delimiter literal, only the beginning of one (or of
+                # its lead) at the end: each search pends where that begins.
+                for pending in pendings:
+                    j = pending(held, i)
+                    if j < stop:
+                        stop = j
+            self.pos = base + stop
+            if stop > i and self.current is not None:
+                unsent = held[i:stop]
+                if self.opened:
+                    events = []
+                else:
+                    events = [{"type": "region_open", "field": self.current}]
+                    self.opened = True
+                self.body.append(unsent)
+                events.append(
+                    {"type": "region_chunk", "field": self.current, "text": unsent,
+                     "dirty": self.dirty}
+                )
+            else:
+                events = []  # all held, or the null sink
+            return events
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
         if text:
@@ -1171,6 +1499,7 @@ class ResponseStream:
         defaults = self.table.defaults
         self.output = {k: v for k, v in self.output.items() if k in defaults or not _is_empty(v)}
         self.finalized = True
+        self.danger = None
         return self.output, events
 
     # -- the buffer ----------------------------------------------------------------
@@ -1182,10 +1511,28 @@ class ResponseStream:
 
     def text(self, start, stop):
         """The text between absolute positions ``start`` and ``stop``."""
+        return self.held()[0][start - self.base : stop - self.base]
+
+    def held(self):
+        """``(the text kept, in one piece; the absolute position it starts at)``."""
         if len(self.pieces) > 1:
             self.pieces = ["".join(self.pieces)]
-        held = self.pieces[0] if self.pieces else ""
-        return held[start - self.base : stop - self.base]
+        return (self.pieces[0] if self.pieces else ""), self.base
+
+    @property
+    def steps(self):
+        """DFA transitions taken in Python so far, by every scanner."""
+        return self.retired_steps + sum(s.steps for s in self.scanners.values())
+
+    @property
+    def work(self):
+        """Everything counted: Python DFA steps plus characters searched at C speed."""
+        return self.steps + self.searched + self.examined
+
+    @property
+    def searched(self):
+        """Characters the scanners' C-speed prefilter searches went through so far."""
+        return self.retired_searched + sum(s.searched for s in self.scanners.values())
 
     def trim(self):
         """Forget emitted text, keeping one character of context for ``\\b``."""
@@ -1226,24 +1573,47 @@ class ResponseStream:
         self.trim()
 
     def scanner(self, kind, region):
-        """The watcher's scanner, searching from ``pos`` and caught up with the buffer."""
+        """The watcher's scanner, searching from ``pos`` and caught up with the buffer.
+
+        A scanner outlives the mode that made it: when the machine comes back
+        to watching its delimiter, the text it already stepped through stays
+        stepped, as long as no attempt it holds began before ``pos``. Returns
+        None, making none, when the delimiter's prefilter shows that a search
+        from ``pos`` would find nothing to commit or hold.
+        """
         key = (kind, region.name)
         delimiter = region.open if kind == "open" else region.close
         scanner = self.scanners.get(key)
-        if scanner is not None and scanner.start != self.pos and not scanner.rebase(self.pos):
-            scanner = None
-            self.rescans += 1
+        pos = self.pos
+        if scanner is not None and scanner.start != pos:
+            if scanner.pos < pos:
+                scanner = None  # it never saw the text from pos on: nothing to redo
+            elif not scanner.rebase(pos):
+                scanner = None
+                self.rescans += 1
+            if scanner is None:
+                retired = self.scanners.pop(key)
+                self.retired_steps += retired.steps
+                self.retired_searched += retired.searched
+        end = self.end
         if scanner is None:
-            scanner = delimiter.regex.scanner_at(self.text(self.base, self.end), self.pos, self.base)
+            held, base = self.held()
+            pre = delimiter.regex.prefilter
+            if (
+                pre is not None and pos < end <= pos + _QUICK_HELD + _QUICK_PIECE
+                and pre.quiet(held, pos - base, end - base)
+            ):
+                self.examined += end - pos
+                return None
+            scanner = delimiter.regex.bare_scanner(held, pos - base, pos, self.held)
             self.scanners[key] = scanner
-            self.examined += self.end - self.pos
-        elif scanner.pos < self.end:
-            self.examined += self.end - scanner.pos
+        if scanner.pos < end:
             if scanner.pos == self.fresh_start:
-                scanner.feed(self.fresh)
+                scanner.advance(self.fresh, 0, len(self.fresh))
             else:
-                scanner.feed(self.text(scanner.pos, self.end))
-        return scanner, delimiter
+                held, base = self.held()
+                scanner.advance(held, scanner.pos - base, end - base)
+        return scanner
 
     def scan(self, watch, eos):
         best_key = None
@@ -1251,10 +1621,13 @@ class ResponseStream:
         n = self.end
         hold_start = n
         for kind, region in watch:
-            scanner, delimiter = self.scanner(kind, region)
+            scanner = self.scanner(kind, region)
+            if scanner is None or (scanner.best is None and scanner.quiet()):
+                continue  # no match, and nothing pending before the end
             m = scanner.result(partial=not eos)
             if m is None:
                 continue
+            delimiter = region.open if kind == "open" else region.close
             if not eos and (m.partial or self.can_grow(delimiter, m, n)):
                 if m.start < hold_start:
                     hold_start = m.start
@@ -1283,16 +1656,21 @@ class ResponseStream:
         if not self.opened:
             events.append({"type": "region_open", "field": self.current})
             self.opened = True
-        self.body += text
+        self.body.append(text)
         events.append(
             {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
         )
 
+    def enter(self, mode):
+        """Make ``mode`` current, with what the quick path of :meth:`feed` needs to know."""
+        self.current = mode
+        self.danger = self.table.quiet.get(mode)
+        self.dirty = mode is not None and not self.table.by_name[mode].streamable
+
     def open_region(self, events, region, m):
-        self.scanners = {}  # another mode watches other delimiters
-        self.current = region.name
+        self.enter(region.name)
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
-        self.body = ""
+        self.body = []
         self.opened = True
         events.append({"type": "region_open", "field": region.name})
 
@@ -1301,7 +1679,7 @@ class ResponseStream:
             self.reset()
             return
         region = self.table.by_name[self.current]
-        value = region.process(self.body, self.captures)
+        value = region.process("".join(self.body), self.captures)
         if self.coerce is not None:
             value = self.coerce(value)
         name = self.current
@@ -1328,10 +1706,9 @@ class ResponseStream:
         self.reset()
 
     def reset(self):
-        self.scanners = {}
-        self.current = self.table.implicit
+        self.enter(self.table.implicit)
         self.captures = {}
-        self.body = ""
+        self.body = []
         self.opened = False
 
 # Compiled delimiters: NFA, character classes and complete DFA tables per pattern.
@@ -1581,6 +1958,14 @@ _REGEX_DATA = [
                 [None, None],
             ],
         },
+        'prefilter': {
+            'literals': ['<|header_start|>assistant<|header_end|>\n\n'],
+            'lead': 0,
+            'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
+        },
+        'captures': None,
     },
     # 1: '^\\s*(?:<\\|python_start\\|>\\s*)?(?=\\[\\s*[A-Za-z_][\\w.]*\\()'
     {
@@ -5892,6 +6277,8 @@ _REGEX_DATA = [
                 [None, 0],
             ],
         },
+        'prefilter': None,
+        'captures': None,
     },
     # 2: '<\\|python_end\\|>|<\\|eot\\|>|<\\|eom\\|>'
     {
@@ -6059,6 +6446,14 @@ _REGEX_DATA = [
                 [None, 0],
             ],
         },
+        'prefilter': {
+            'literals': ['<|eom|>', '<|eot|>', '<|python_end|>'],
+            'lead': 0,
+            'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
+        },
+        'captures': None,
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]
@@ -6122,6 +6517,7 @@ class ResponseParser:
     def __init__(self, prefix=None, *, tools=None):
         self._stream = ResponseStream(TABLE, prefix, coerce=tool_coercer(tools))
         self.initial_events = self._stream.initial_events
+        self.feed = self._stream.feed  # one call less per token
 
     def feed(self, text):
         """Add generated text; returns the events it caused."""
