@@ -38,6 +38,7 @@ EXPECTED_SECTIONS = {
         "json",
         "xml_inline",
         "kv_lines",
+        "pythonic",
     ],
     "transform": ["transform", "transform_each"],
     "tools": ["tool_coercion"],
@@ -146,6 +147,9 @@ SMOKE: dict[str, str] = {
         "result = parse_kv_lines('a: 1\\n\\nb= 2\\nc: x: y', "
         "{'line_sep': '\\n', 'kv_sep': ':', 'strip': True}, None)"
     ),
+    "pythonic": (
+        "result = parse_pythonic('[f(from=\\'x\\', n=(1, None)), g()]', {'strip': True})"
+    ),
     "transform": (
         f"result = transform_content({{'args': {{'n': '3'}}}}, {{'name': 'f'}}, {TRANSFORM!r})"
     ),
@@ -216,6 +220,9 @@ def test_each_section_runs_alone_under_isolated_python() -> None:
         assert got == want, label
     # The smoke calls do exercise something.
     assert expected[labels.index("content[json]")] == {"ca\u0301fe\u0301": 'he said "hi"', "b": [1]}
+    assert expected[labels.index("content[pythonic]")] == [
+        {"name": "f", "arguments": {"from": "x", "n": [1, None]}}, {"name": "g", "arguments": {}}
+    ]
 
 
 @pytest.mark.parametrize("reverse", [False, True])
