@@ -16,6 +16,7 @@ from pathlib import Path
 from .. import __version__
 from ..dialect.errors import PatternError
 from ..template import TemplateError
+from . import batch
 from .resolve import resolve_template
 
 EXIT_INPUT_ERROR = 2
@@ -67,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     prefix.add_argument("--prefix-file", help="read the prefix from this file")
     parse.add_argument("--tools", help="a JSON file with the tools list (JSON schemas)")
     parse.add_argument("--stream", action="store_true", help="print events as JSON lines")
+    batch.add_arguments(parse)
     parse.set_defaults(run=_parse)
 
     check = commands.add_parser(
@@ -129,6 +131,8 @@ def _compile(args: argparse.Namespace) -> int:
 def _parse(args: argparse.Namespace) -> int:
     from ..codegen import load_parser
 
+    if args.jsonl:
+        return batch.run(args)
     template = resolve_template(args.template)
     module = load_parser(template)
     if args.prefix_file:
