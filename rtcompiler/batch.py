@@ -18,6 +18,7 @@ worker processes; a progress bar; and resumption of an interrupted run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -68,20 +69,33 @@ def parse_jsonl(template: dict | Template | str | Path | CompiledParser | BatchP
     """
     parser = template if isinstance(template, BatchParser) else batch_parser(template, **options)
     input_path, output_path = Path(input_path), Path(output_path)
+    if output_path.exists() and os.path.samefile(input_path, output_path):
+        raise ValueError(f"{output_path} is the input file itself")
     total = _count_lines(input_path)
-    done = _keep_complete_lines(output_path) if resume else 0
-    if done > total:
-        raise ValueError(f"{output_path} has {done} lines but {input_path} only {total}: "
-                         "it is not an output of this input (pass resume=False to overwrite)")
     from tqdm import tqdm
 
     errors = 0
-    with open(input_path, "rb") as source, open(output_path, "ab" if resume else "wb") as sink, \
-            tqdm(total=total, initial=done, unit=" lines", file=sys.stderr, disable=not progress,
-                 desc=input_path.name, dynamic_ncols=True) as bar:
+    with contextlib.ExitStack() as stack:
+        # The pool first: its forked workers must not inherit the output file (nor its
+        # lock), and forking once tqdm has started its monitor thread is unsafe.
+        pool = stack.enter_context(_pool(workers)) if workers > 1 else None
+        sink = stack.enter_context(open(output_path, "a+b"))  # read to resume, append to write
+        _lock(sink, output_path)
+        if resume:
+            done = _keep_complete_lines(sink)
+        else:
+            done = 0
+            sink.truncate(0)
+        if done > total:
+            raise ValueError(f"{output_path} has {done} lines but {input_path} only {total}: it "
+                             "is not an output of this input (pass resume=False to overwrite)")
+        source = stack.enter_context(open(input_path, "rb"))
+        bar = stack.enter_context(tqdm(total=total, initial=done, unit=" lines", file=sys.stderr,
+                                       disable=not progress, desc=input_path.name,
+                                       dynamic_ncols=True))
         for _ in range(done):
             source.readline()
-        for data, failed, count in _run(parser, _chunks(source, chunk_lines), workers):
+        for data, failed, count in _run(parser, _chunks(source, chunk_lines), pool, workers):
             # Whole chunks, flushed: an interruption leaves complete lines and at most one
             # partial line, which the next run cuts off.
             sink.write(data)
@@ -102,26 +116,33 @@ def _chunks(source, size: int) -> Iterator[list[bytes]]:
         yield chunk
 
 
-def _run(parser: BatchParser, chunks: Iterator[list[bytes]],
+def _pool(workers: int):
+    import multiprocessing
+    import signal
+
+    # Ctrl-C is the parent's to handle (it stops the pool and says how to resume); workers
+    # that took it too would each print a traceback.
+    return multiprocessing.get_context().Pool(
+        workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+
+
+def _run(parser: BatchParser, chunks: Iterator[list[bytes]], pool,
          workers: int) -> Iterator[tuple[bytes, int, int]]:
-    if workers <= 1:
+    if pool is None:
         for chunk in chunks:
             yield (*parser.parse_lines(chunk), len(chunk))
         return
-    import multiprocessing
-
     # The task is the BatchParser's bound method: it unpickles from source in each worker.
     # At most a few chunks per worker in flight, so a huge input is never all in memory.
-    with multiprocessing.get_context().Pool(workers) as pool:
-        pending: deque = deque()
-        for chunk in chunks:
-            pending.append((pool.apply_async(parser.parse_lines, (chunk,)), len(chunk)))
-            if len(pending) >= 4 * workers:
-                task, count = pending.popleft()
-                yield (*task.get(), count)
-        while pending:
+    pending: deque = deque()
+    for chunk in chunks:
+        pending.append((pool.apply_async(parser.parse_lines, (chunk,)), len(chunk)))
+        if len(pending) >= 4 * workers:
             task, count = pending.popleft()
             yield (*task.get(), count)
+    while pending:
+        task, count = pending.popleft()
+        yield (*task.get(), count)
 
 
 def _count_lines(path: Path) -> int:
@@ -134,22 +155,32 @@ def _count_lines(path: Path) -> int:
     return lines + (last != b"\n")  # a last line without its newline is a line
 
 
-def _keep_complete_lines(path: Path) -> int:
-    """The number of newline-terminated lines in ``path``, after cutting off any partial one."""
-    if not path.exists():
-        return 0
+def _lock(sink, path: Path) -> None:
+    """Refuse to write where another run is writing: two appenders interleave their lines."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return
+    try:
+        fcntl.flock(sink.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise ValueError(f"another run is writing {path}") from None
+
+
+def _keep_complete_lines(sink) -> int:
+    """The number of newline-terminated lines in ``sink``, after cutting off any partial one."""
     lines = 0
     end = 0  # just past the last newline
     offset = 0
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            count = block.count(b"\n")
-            if count:
-                lines += count
-                end = offset + block.rindex(b"\n") + 1
-            offset += len(block)
+    sink.seek(0)
+    while block := sink.read(1 << 20):
+        count = block.count(b"\n")
+        if count:
+            lines += count
+            end = offset + block.rindex(b"\n") + 1
+        offset += len(block)
     if end != offset:
-        os.truncate(path, end)
+        sink.truncate(end)
     return lines
 
 

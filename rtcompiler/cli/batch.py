@@ -58,9 +58,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = parse_jsonl(parser, args.jsonl, args.output, workers=args.workers,
                               resume=not args.overwrite, progress=not args.quiet)
-    except ValueError as e:  # an OUT longer than IN: not this input's output
+    except ValueError as e:  # OUT is IN, or longer than IN: not this input's output
         print(f"rtc: error: {e}", file=sys.stderr)
         return EXIT_INPUT_ERROR
+    except KeyboardInterrupt:
+        print(f"\nrtc: interrupted; run the same command again to resume {args.output}",
+              file=sys.stderr)
+        return 130
     resumed = f", {summary.skipped} already there" if summary.skipped else ""
     print(f"rtc: {summary.lines} lines -> {args.output}: {summary.parsed} parsed{resumed}, "
           f"{summary.errors} with an error", file=sys.stderr)

@@ -136,22 +136,38 @@ def test_a_killed_run_resumes_to_the_identical_file(tmp_path):
     whole, killed = tmp_path / "whole.jsonl", tmp_path / "killed.jsonl"
     args = ["parse", "qwen3", "--jsonl", str(source), "--quiet", "--workers", "2"]
     parse_jsonl("qwen3", source, whole, progress=False)  # the CLI writes the same bytes
-    proc = subprocess.Popen([sys.executable, "-m", "rtcompiler.cli.main", *args, "-o", str(killed)],
-                            start_new_session=True, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if killed.exists() and killed.stat().st_size > 0:
-            break
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)  # the run and its worker processes, mid-write
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
-    size = killed.stat().st_size
-    assert 0 < size < whole.stat().st_size
+    size = 0
+    for sig in (signal.SIGKILL, signal.SIGINT):
+        proc = subprocess.Popen([sys.executable, "-m", "rtcompiler.cli.main", *args, "-o",
+                                 str(killed)], start_new_session=True, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if killed.exists() and killed.stat().st_size > size:
+                break
+            time.sleep(0.02)
+        # The run and its worker processes, mid-write: kill -9, or Ctrl-C in a terminal.
+        os.killpg(proc.pid, sig)
+        err = proc.communicate()[1].decode()
+        assert proc.returncode == (-sig if sig == signal.SIGKILL else 130), err
+        assert size < killed.stat().st_size < whole.stat().st_size
+        size = killed.stat().st_size
+    assert err.strip() == f"rtc: interrupted; run the same command again to resume {killed}"
     rerun = rtc(*args, "-o", str(killed))
     assert rerun.returncode == 0, rerun.stderr
     assert "already there" in rerun.stderr
     assert killed.read_bytes() == whole.read_bytes()
+
+
+def test_two_runs_never_write_the_same_output(input_file, tmp_path):
+    import fcntl
+
+    out = tmp_path / "out.jsonl"
+    with open(out, "ab") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(ValueError, match="another run is writing"):
+            parse_jsonl("qwen3", input_file, out, progress=False)
+    parse_jsonl("qwen3", input_file, out, progress=False)
+    assert out.read_bytes().count(b"\n") == len(CASES)
 
 
 def test_command_line_mistakes_exit_2_with_one_line(input_file, tmp_path, capsys):
@@ -162,6 +178,7 @@ def test_command_line_mistakes_exit_2_with_one_line(input_file, tmp_path, capsys
         (["--jsonl", str(input_file), "--stream", "-o", str(out)], "--stream cannot be used"),
         (["--jsonl", str(input_file), "--workers", "0", "-o", str(out)], "at least 1"),
         (["--jsonl", str(tmp_path / "missing.jsonl"), "-o", str(out)], "missing.jsonl"),
+        (["--jsonl", str(input_file), "-o", str(input_file)], "is the input file itself"),
     ]:
         assert main(["parse", "qwen3", *args]) == 2
         err = capsys.readouterr().err
