@@ -21,8 +21,9 @@ def add_arguments(parse: argparse.ArgumentParser) -> None:
         "batch (--jsonl)",
         "Parse a JSON Lines file: one output line per input line, in order, each the input "
         "record plus 'message', or plus 'error' ({type, message}) when that line fails. "
-        "--prefix, --prefix-file and --tools then apply to every line that has no field "
-        "for them. Rerun with the same -o to resume an interrupted run.")
+        "--prefix, --prefix-file and --tools apply to every line, unless --prefix-field or "
+        "--tools-field name a field of the record. Rerun with the same -o to resume an "
+        "interrupted run.")
     group.add_argument("--jsonl", metavar="IN", help="the input JSON Lines file")
     group.add_argument("--text-field", default="text", metavar="F",
                        help="the field holding the model output (default: text)")
@@ -37,10 +38,20 @@ def add_arguments(parse: argparse.ArgumentParser) -> None:
     group.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+_BATCH_ONLY = {"text_field": "text", "prefix_field": None, "tools_field": None, "output": None,
+               "workers": 1, "overwrite": False, "quiet": False}
+
+
+def requested(args: argparse.Namespace) -> bool:
+    """Whether the command line asks for the batch mode (``--jsonl`` or one of its options)."""
+    return bool(args.jsonl) or any(getattr(args, k) != v for k, v in _BATCH_ONLY.items())
+
+
 def run(args: argparse.Namespace) -> int:
     from ..batch import batch_parser, parse_jsonl
 
-    misuse = ("FILE" if args.file else "--stream" if args.stream else
+    misuse = ("the batch options need --jsonl IN" if not args.jsonl else
+              "FILE" if args.file else "--stream" if args.stream else
               "-o OUT is required" if not args.output else
               "--workers must be at least 1" if args.workers < 1 else None)
     if misuse:

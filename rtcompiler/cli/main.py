@@ -131,7 +131,7 @@ def _compile(args: argparse.Namespace) -> int:
 def _parse(args: argparse.Namespace) -> int:
     from ..codegen import load_parser
 
-    if args.jsonl:
+    if batch.requested(args):
         return batch.run(args)
     template = resolve_template(args.template)
     module = load_parser(template)

@@ -179,6 +179,8 @@ def test_command_line_mistakes_exit_2_with_one_line(input_file, tmp_path, capsys
         (["--jsonl", str(input_file), "--workers", "0", "-o", str(out)], "at least 1"),
         (["--jsonl", str(tmp_path / "missing.jsonl"), "-o", str(out)], "missing.jsonl"),
         (["--jsonl", str(input_file), "-o", str(input_file)], "is the input file itself"),
+        ([str(input_file), "-o", str(out)], "the batch options need --jsonl IN"),
+        (["--workers", "2"], "the batch options need --jsonl IN"),
     ]:
         assert main(["parse", "qwen3", *args]) == 2
         err = capsys.readouterr().err
