@@ -89,7 +89,9 @@ def get_response_parser(tokenizer: Any, *, prefix: Any = None,
     """A streaming parser (``initial_events``, ``feed(text)``, ``finalize()``), as
     ``tokenizer.get_response_parser`` gives; ``prefix`` is one sequence, text or ids."""
     parser = compiled_parser(tokenizer, schema=schema, grammar=grammar)
-    if prefix is not None and not isinstance(prefix, str):
+    if isinstance(prefix, (list, tuple)) and not prefix:
+        prefix = ""  # no ids: transformers decodes them to the empty prompt
+    elif prefix is not None and not isinstance(prefix, str):
         texts, batched = _decode(tokenizer, prefix, skip_padding)
         if batched:
             raise ValueError("get_response_parser takes one prefix (a string, ids, or a 1-D "

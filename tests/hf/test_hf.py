@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import rtcompiler.hf as hf
 
@@ -117,7 +119,7 @@ def test_streaming_gives_transformers_events_at_token_boundaries(tokenizer):
             if not decoded.endswith("\ufffd"):  # a character split across tokens waits
                 chunks.append(decoded[len(seen):])
                 seen = decoded
-        for prefix in (PROMPT, ids(tokenizer, PROMPT), torch.tensor(ids(tokenizer, PROMPT))):
+        for prefix in (PROMPT, ids(tokenizer, PROMPT), torch.tensor(ids(tokenizer, PROMPT)), []):
             ours = hf.get_response_parser(tokenizer, prefix=prefix, tools=TOOLS)
             theirs = tokenizer.get_response_parser(prefix=prefix, tools=TOOLS)
             assert ours.initial_events == theirs.initial_events
@@ -171,3 +173,25 @@ def test_a_template_compiles_once_then_comes_from_the_cache(tokenizer, monkeypat
     reordered = dict(reversed(list(fresh.items())))
     assert hf.compiled_parser(schema=reordered) is first
     assert len(compiled) == 1
+
+
+def outcome(parse, *args, **kwargs):
+    try:
+        return parse(*args, **kwargs)
+    except Exception as e:  # the exception's type is the outcome to compare
+        return type(e)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.lists(st.integers(0, 399), max_size=40), min_size=1, max_size=4),
+       prompt=st.lists(st.integers(0, 399), max_size=12))
+def test_random_token_soup_gives_transformers_outcome(tokenizer, rows, prompt):
+    """Any ids (special tokens anywhere, characters split across tokens, pad tokens inside
+    rows), one by one and as a ragged batch: the same messages, or the same exception type."""
+    rows = [[i % len(tokenizer) for i in row] for row in rows]
+    for value in (rows[0], rows):
+        for prefix in (prompt, PROMPT):
+            theirs = outcome(tokenizer.parse_response, value, prefix=prefix)
+            ours = outcome(hf.parse_response, tokenizer, value, prefix=prefix, skip_padding=False)
+            assert ours == theirs
