@@ -55,17 +55,22 @@ def load_source(prefix: str, source: str) -> types.ModuleType:
     module = sys.modules.get(name)
     if module is None:
         module = types.ModuleType(name)
-        exec(compile(source, f"<{name}>", "exec"), module.__dict__)
-        module = sys.modules.setdefault(name, module)
+        sys.modules[name] = module  # registered first, as an import does, for its own lookups
+        try:
+            exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+        except BaseException:
+            del sys.modules[name]
+            raise
     return module
 
 
 def _worker_source() -> str:
     # Rebuilt from source, this module has no file: it keeps the text it was made from.
+    global __rtc_source__
     source = globals().get("__rtc_source__")
     if source is None:
         with open(__file__, encoding="utf-8") as f:
-            source = f.read()
+            source = __rtc_source__ = f.read()
     return source
 
 
@@ -169,10 +174,11 @@ class BatchParser:
             return [self.parse_record(r) for r in batch]
         o = self.options
         out = dict(batch)
-        texts = batch[o["text_field"]]
+        # list(): by position, whatever the column is (a list, a numpy array, a pandas Series).
+        texts = list(batch[o["text_field"]])
         rows = len(texts)
-        prefixes = batch[o["prefix_field"]] if o["prefix_field"] else [None] * rows
-        tools = batch[o["tools_field"]] if o["tools_field"] else [None] * rows
+        prefixes = list(batch[o["prefix_field"]]) if o["prefix_field"] else [None] * rows
+        tools = list(batch[o["tools_field"]]) if o["tools_field"] else [None] * rows
         messages: list = []
         errors: list = []
         for i in range(rows):
