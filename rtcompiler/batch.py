@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
-from .api import CompiledParser, compile_template
+from .api import CompiledParser, _schemas, compile_template
 from .batch_worker import BatchParser
 from .template import Template
 
@@ -39,10 +39,13 @@ def batch_parser(template: dict | Template | str | Path | CompiledParser, **opti
     """A picklable batch parser for ``template`` (a spec, a file or folder, or a grammar name).
 
     ``options`` are :class:`~rtcompiler.batch_worker.BatchParser`'s: ``text_field``,
-    ``prefix_field``, ``tools_field``, ``prefix``, ``tools``, ``message_field``,
-    ``error_field``, ``message_json``.
+    ``prefix_field``, ``tools_field``, ``prefix``, ``tools`` (JSON schemas or Python
+    functions), ``message_field``, ``error_field``, ``message_json``.
     """
     compiled = template if isinstance(template, CompiledParser) else compile_template(template)
+    if options.get("tools") is not None:
+        # Python functions become their JSON schemas here: the workers get data, not code.
+        options["tools"] = _schemas(options["tools"])
     return BatchParser(compiled.source, **options)
 
 

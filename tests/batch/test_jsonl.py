@@ -193,6 +193,22 @@ def test_command_line_mistakes_exit_2_with_one_line(input_file, tmp_path, capsys
     assert out.read_bytes().count(b"\n") == len(CASES)
 
 
+def f(n: int, s: str) -> None:
+    """A tool.
+
+    Args:
+        n: A number.
+        s: A string.
+    """
+
+
+def test_python_functions_as_tools_travel_as_their_schemas():
+    parse = batch_parser("qwen3", tools=[f])
+    copy = pickle.loads(pickle.dumps(parse))
+    message = copy.parse_one(CALL)
+    assert message["tool_calls"][0]["function"]["arguments"] == {"n": 7, "s": "7"}
+
+
 def pickled_globals(data: bytes) -> list[tuple[str, str]]:
     found, strings = [], []
     for op, arg, _ in pickletools.genops(data):
