@@ -5,8 +5,8 @@
 Writes a JSON Lines file of Qwen3-style generations (reasoning and an answer, tool
 calls, long plain answers; one in fifty broken), parses it with ``parse_jsonl`` once
 per worker count, checks that every run wrote the same bytes, and prints lines and
-megabytes per second. The template is compiled before the clock starts: the figures
-are parsing, JSON decoding and encoding, and writing.
+megabytes per second, and CPU time over wall time. The template is compiled before
+the clock starts: the figures are parsing, JSON decoding and encoding, and writing.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -39,6 +40,14 @@ def generation(i: int) -> str:
     return ("A longer plain answer that goes on for a while, as models do. " * 12) + "<|im_end|>"
 
 
+def _cpu_seconds() -> float:
+    # This process and its finished children (the pool's workers, once it is closed): a
+    # CPU/wall ratio near N shows N workers busy, which a loaded machine can hide in wall time.
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--lines", type=int, default=20_000)
@@ -57,12 +66,14 @@ def main() -> None:
         outputs = []
         for workers in sorted({1, options.workers}):
             out = Path(tmp) / f"out{workers}.jsonl"
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), _cpu_seconds()
             summary = parse_jsonl(parser, source, out, workers=workers, progress=False)
             seconds = time.perf_counter() - started
+            cpu = _cpu_seconds() - cpu
             outputs.append(out.read_bytes())
             print(f"workers={workers}: {seconds:6.2f} s  {options.lines / seconds:8.0f} lines/s  "
-                  f"{megabytes / seconds:5.2f} MB/s  ({summary.errors} lines with an error)")
+                  f"{megabytes / seconds:5.2f} MB/s  CPU {cpu / seconds:4.2f}x wall  "
+                  f"({summary.errors} lines with an error)")
         assert all(o == outputs[0] for o in outputs), "worker counts wrote different files"
 
 
