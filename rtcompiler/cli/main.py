@@ -16,6 +16,7 @@ from pathlib import Path
 from .. import __version__
 from ..dialect.errors import PatternError
 from ..template import TemplateError
+from . import batch
 from .resolve import resolve_template
 
 EXIT_INPUT_ERROR = 2
@@ -72,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--openai", action="store_true",
                        help="print chat.completion.chunk objects as JSON lines, live "
                        "(implies --stream)")
+    batch.add_arguments(parse)
     parse.set_defaults(run=_parse)
 
     check = commands.add_parser(
@@ -134,6 +136,8 @@ def _compile(args: argparse.Namespace) -> int:
 def _parse(args: argparse.Namespace) -> int:
     from ..codegen import load_parser
 
+    if batch.requested(args):
+        return batch.run(args)
     template = resolve_template(args.template)
     module = load_parser(template)
     if args.prefix_file:

@@ -1,0 +1,82 @@
+"""``rtc parse TEMPLATE --jsonl IN -o OUT``: the batch mode of ``rtc parse``.
+
+Kept apart from ``main.py``, which only registers these options and hands over when
+``--jsonl`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .resolve import resolve_template
+
+EXIT_INPUT_ERROR = 2
+
+
+def add_arguments(parse: argparse.ArgumentParser) -> None:
+    group = parse.add_argument_group(
+        "batch (--jsonl)",
+        "Parse a JSON Lines file: one output line per input line, in order, each the input "
+        "record plus 'message', or plus 'error' ({type, message}) when that line fails. "
+        "--prefix, --prefix-file and --tools apply to every line, unless --prefix-field or "
+        "--tools-field name a field of the record. Rerun with the same -o to resume an "
+        "interrupted run.")
+    group.add_argument("--jsonl", metavar="IN", help="the input JSON Lines file")
+    group.add_argument("--text-field", default="text", metavar="F",
+                       help="the field holding the model output (default: text)")
+    group.add_argument("--prefix-field", metavar="P", help="the field holding each prompt")
+    group.add_argument("--tools-field", metavar="T",
+                       help="the field holding each tools list (JSON schemas, or their JSON text)")
+    group.add_argument("-o", "--output", metavar="OUT", help="the output JSON Lines file")
+    group.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="worker processes (default 1: parse in this process)")
+    group.add_argument("--overwrite", action="store_true",
+                       help="start OUT afresh instead of resuming after its complete lines")
+    group.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+_BATCH_ONLY = {"text_field": "text", "prefix_field": None, "tools_field": None, "output": None,
+               "workers": 1, "overwrite": False, "quiet": False}
+
+
+def requested(args: argparse.Namespace) -> bool:
+    """Whether the command line asks for the batch mode (``--jsonl`` or one of its options)."""
+    return bool(args.jsonl) or any(getattr(args, k) != v for k, v in _BATCH_ONLY.items())
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..batch import batch_parser, parse_jsonl
+
+    misuse = ("the batch options need --jsonl IN" if not args.jsonl else
+              "FILE" if args.file else "--stream" if args.stream else
+              "-o OUT is required" if not args.output else
+              "--workers must be at least 1" if args.workers < 1 else None)
+    if misuse:
+        problem = misuse if " " in misuse else f"{misuse} cannot be used with --jsonl"
+        print(f"rtc: error: {problem}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    if args.prefix_file:
+        prefix = Path(args.prefix_file).read_text(encoding="utf-8")
+    else:
+        prefix = args.prefix if args.prefix is not None else ""
+    tools = json.loads(Path(args.tools).read_text(encoding="utf-8")) if args.tools else None
+    parser = batch_parser(resolve_template(args.template), text_field=args.text_field,
+                          prefix_field=args.prefix_field, tools_field=args.tools_field,
+                          prefix=prefix, tools=tools)
+    try:
+        summary = parse_jsonl(parser, args.jsonl, args.output, workers=args.workers,
+                              resume=not args.overwrite, progress=not args.quiet)
+    except ValueError as e:  # OUT is IN, or longer than IN: not this input's output
+        print(f"rtc: error: {e}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except KeyboardInterrupt:
+        print(f"\nrtc: interrupted; run the same command again to resume {args.output}",
+              file=sys.stderr)
+        return 130
+    resumed = f", {summary.skipped} already there" if summary.skipped else ""
+    print(f"rtc: {summary.lines} lines -> {args.output}: {summary.parsed} parsed{resumed}, "
+          f"{summary.errors} with an error", file=sys.stderr)
+    return 0

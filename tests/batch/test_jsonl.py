@@ -1,0 +1,253 @@
+"""rtc parse --jsonl and parse_jsonl: every line kept, in order, resumable; workers need nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import pickletools
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from transformers.utils.chat_parsing import parse_response as reference
+
+from rtcompiler.batch import batch_parser, parse_jsonl
+from rtcompiler.cli.main import main
+from rtcompiler.cli.resolve import GRAMMARS
+
+QWEN3 = json.loads((GRAMMARS / "qwen3" / "response_template.json").read_text("utf-8"))
+PROMPT = "<|im_start|>assistant\n"
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}}}]
+CALL = '<tool_call>\n{"name": "f", "arguments": {"n": "7", "s": "7"}}\n</tool_call><|im_end|>'
+
+# (line, what the output line must carry)
+CASES = [
+    (json.dumps({"id": 1, "text": "<think>\nhm\n</think>\n\nHi 🙂<|im_end|>"}), "message"),
+    (json.dumps({"id": 2, "text": CALL, "tools": TOOLS}), "message"),
+    (json.dumps({"id": 3, "text": CALL, "tools": json.dumps(TOOLS)}), "message"),
+    (json.dumps({"id": 4, "text": "line\u2028separator<|im_end|>", "prefix": PROMPT + "<think>\n"},
+                ensure_ascii=False), "message"),
+    (json.dumps({"id": 5, "txt": "no text field"}), "KeyError"),
+    ('{"id": 6, "text": "broken', "JSONDecodeError"),
+    ("", "JSONDecodeError"),
+    ("[1, 2]", "TypeError"),
+    (json.dumps({"id": 9, "text": 42}), "TypeError"),
+    (json.dumps({"id": 10, "text": "<tool_call>\n{bad json\n</tool_call>"}), "ValueError"),
+    ('{"id": 11, "text": "\xff"}', "UnicodeDecodeError"),  # written as latin-1 below
+    (json.dumps({"id": 12, "text": "last line, no newline<|im_end|>"}), "message"),
+]
+
+
+def write_input(path, cases=CASES):
+    data = b"\n".join(line.encode("latin-1") if "\xff" in line else line.encode("utf-8")
+                      for line, _ in cases)
+    path.write_bytes(data)  # no final newline: the last line still counts
+    return path
+
+
+def rtc(*args, **kwargs):
+    return subprocess.run([sys.executable, "-m", "rtcompiler.cli.main", *args],
+                          capture_output=True, text=True, **kwargs)
+
+
+@pytest.fixture
+def input_file(tmp_path):
+    return write_input(tmp_path / "in.jsonl")
+
+
+def test_every_line_is_kept_in_order_with_its_message_or_error(input_file, tmp_path):
+    out = tmp_path / "out.jsonl"
+    summary = parse_jsonl("qwen3", input_file, out, text_field="text", prefix_field=None,
+                          tools_field="tools", prefix=PROMPT, progress=False)
+    lines = out.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) - 1 == len(CASES) == summary.lines == summary.parsed
+    assert summary.errors == sum(expect != "message" for _, expect in CASES)
+    for raw, (line, expect) in zip(lines, CASES, strict=False):
+        result = json.loads(raw)
+        if expect == "message":
+            record = json.loads(line)
+            assert result == {**record, "message": reference(
+                record["text"], QWEN3, prefix=PROMPT, tools=TOOLS if "tools" in record else None)}
+        else:
+            assert result["error"]["type"] == expect, result
+            assert "message" not in result
+            assert result["error"]["message"]
+            if expect in ("JSONDecodeError", "UnicodeDecodeError") or line == "[1, 2]":
+                assert "input_line" in result  # the line that could not be read, kept
+            else:
+                assert result["id"] == json.loads(line)["id"]  # the record, kept
+    typed = json.loads(lines[1])["message"]["tool_calls"][0]["function"]["arguments"]
+    assert typed == {"n": 7, "s": "7"}  # the record's tools typed its arguments
+    assert json.loads(lines[3])["message"]["content"] == "line\u2028separator"
+
+
+def test_prefix_field_and_cli_with_workers_give_the_same_file(input_file, tmp_path):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    common = ["parse", "qwen3", "--jsonl", str(input_file), "--prefix", PROMPT,
+              "--tools", str(tools)]
+    first = rtc(*common, "-o", str(one))
+    assert first.returncode == 0, first.stderr
+    assert "100%" in first.stderr and "lines" in first.stderr  # the progress bar, on stderr
+    assert first.stdout == ""
+    assert f"{len(CASES)} parsed" in first.stderr
+    second = rtc(*common, "-o", str(two), "--workers", "2", "--quiet")
+    assert second.returncode == 0, second.stderr
+    assert "100%" not in second.stderr
+    assert one.read_bytes() == two.read_bytes()
+    # Per-record prefixes: the record's prefix opens the <think> region for record 4.
+    by_field = tmp_path / "by_field.jsonl"
+    assert rtc(*common, "--prefix-field", "prefix", "-o", str(by_field)).returncode == 0
+    # split("\n"), not splitlines(): a JSON line may hold a raw U+2028.
+    lines = [json.loads(x) for x in by_field.read_text("utf-8").split("\n")[:-1]]
+    record = json.loads(CASES[3][0])
+    assert lines[3]["message"] == reference(record["text"], QWEN3, prefix=record["prefix"])
+    assert "reasoning_content" in lines[3]["message"]
+    assert lines[0]["error"] == {"type": "KeyError", "message": "no field 'prefix' in the record"}
+
+
+def test_a_partial_output_resumes_into_the_file_a_full_run_writes(input_file, tmp_path):
+    full = tmp_path / "full.jsonl"
+    parse_jsonl("qwen3", input_file, full, prefix=PROMPT, progress=False)
+    data = full.read_bytes()
+    ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+    for cut in [0, 1, ends[0], ends[0] + 5, ends[4] - 1, ends[4], len(data) - 3, len(data)]:
+        partial = tmp_path / f"partial{cut}.jsonl"
+        partial.write_bytes(data[:cut])
+        kept = sum(1 for e in ends if e <= cut)
+        summary = parse_jsonl("qwen3", input_file, partial, prefix=PROMPT, progress=False,
+                              workers=2 if cut == ends[0] + 5 else 1)
+        assert (summary.skipped, summary.parsed) == (kept, len(CASES) - kept)
+        assert partial.read_bytes() == data, cut
+
+
+def test_a_killed_run_resumes_to_the_identical_file(tmp_path):
+    lines = 8_000
+    source = tmp_path / "big.jsonl"
+    with open(source, "w", encoding="utf-8") as f:
+        for i in range(lines):
+            text = [f"<think>\n{i}\n</think>\n\nanswer {i}<|im_end|>", CALL, "{" * (i % 7)][i % 3]
+            f.write(json.dumps({"id": i, "text": text}) + "\n")
+    whole, killed = tmp_path / "whole.jsonl", tmp_path / "killed.jsonl"
+    args = ["parse", "qwen3", "--jsonl", str(source), "--quiet", "--workers", "2"]
+    parse_jsonl("qwen3", source, whole, progress=False)  # the CLI writes the same bytes
+    size = 0
+    for sig in (signal.SIGKILL, signal.SIGINT):
+        proc = subprocess.Popen([sys.executable, "-m", "rtcompiler.cli.main", *args, "-o",
+                                 str(killed)], start_new_session=True, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if killed.exists() and killed.stat().st_size > size:
+                break
+            time.sleep(0.02)
+        # The run and its worker processes, mid-write: kill -9, or Ctrl-C in a terminal.
+        os.killpg(proc.pid, sig)
+        err = proc.communicate()[1].decode()
+        assert proc.returncode == (-sig if sig == signal.SIGKILL else 130), err
+        assert size < killed.stat().st_size < whole.stat().st_size
+        size = killed.stat().st_size
+    assert err.strip() == f"rtc: interrupted; run the same command again to resume {killed}"
+    rerun = rtc(*args, "-o", str(killed))
+    assert rerun.returncode == 0, rerun.stderr
+    assert "already there" in rerun.stderr
+    assert killed.read_bytes() == whole.read_bytes()
+
+
+def test_two_runs_never_write_the_same_output(input_file, tmp_path):
+    import fcntl
+
+    out = tmp_path / "out.jsonl"
+    with open(out, "ab") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(ValueError, match="another run is writing"):
+            parse_jsonl("qwen3", input_file, out, progress=False)
+    parse_jsonl("qwen3", input_file, out, progress=False)
+    assert out.read_bytes().count(b"\n") == len(CASES)
+
+
+def test_command_line_mistakes_exit_2_with_one_line(input_file, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    for args, message in [
+        (["--jsonl", str(input_file)], "-o OUT is required"),
+        ([str(input_file), "--jsonl", str(input_file), "-o", str(out)], "FILE cannot be used"),
+        (["--jsonl", str(input_file), "--stream", "-o", str(out)], "--stream cannot be used"),
+        (["--jsonl", str(input_file), "--workers", "0", "-o", str(out)], "at least 1"),
+        (["--jsonl", str(tmp_path / "missing.jsonl"), "-o", str(out)], "missing.jsonl"),
+        (["--jsonl", str(input_file), "-o", str(input_file)], "is the input file itself"),
+        ([str(input_file), "-o", str(out)], "the batch options need --jsonl IN"),
+        (["--workers", "2"], "the batch options need --jsonl IN"),
+    ]:
+        assert main(["parse", "qwen3", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    out.write_text("{}\n" * (len(CASES) + 1))
+    assert main(["parse", "qwen3", "--jsonl", str(input_file), "-o", str(out)]) == 2
+    assert "not an output of this input" in capsys.readouterr().err
+    assert main(["parse", "qwen3", "--jsonl", str(input_file), "-o", str(out), "--overwrite",
+                 "--quiet"]) == 0
+    assert out.read_bytes().count(b"\n") == len(CASES)
+
+
+def f(n: int, s: str) -> None:
+    """A tool.
+
+    Args:
+        n: A number.
+        s: A string.
+    """
+
+
+def test_python_functions_as_tools_travel_as_their_schemas():
+    parse = batch_parser("qwen3", tools=[f])
+    copy = pickle.loads(pickle.dumps(parse))
+    message = copy.parse_one(CALL)
+    assert message["tool_calls"][0]["function"]["arguments"] == {"n": 7, "s": "7"}
+
+
+def pickled_globals(data: bytes) -> list[tuple[str, str]]:
+    found, strings = [], []
+    for op, arg, _ in pickletools.genops(data):
+        if op.name == "GLOBAL":
+            found.append(tuple(arg.split(" ", 1)))
+        elif op.name == "STACK_GLOBAL":
+            found.append((strings[-2], strings[-1]))
+        elif isinstance(arg, str):
+            strings.append(arg)
+    return found
+
+
+def test_the_pickled_parser_needs_only_python(tmp_path):
+    parser = batch_parser("qwen3", prefix=PROMPT, tools_field="tools")
+    data = pickle.dumps(parser)
+    # The only thing the pickle refers to by name is the built-in eval.
+    assert pickled_globals(data) == [("builtins", "eval")]
+    worker = (
+        "import pickle, sys\n"
+        "for name in ('rtcompiler', 'regex', 'transformers'):\n"
+        "    try:\n"
+        "        __import__(name)\n"
+        "    except ImportError:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise SystemExit(name + ' is importable: not an isolated worker')\n"
+        "parse = pickle.loads(sys.stdin.buffer.read())\n"
+        "out = parse({'text': [sys.argv[1], '<tool_call>nope'], 'tools': [None, None]})\n"
+        "again = pickle.loads(pickle.dumps(parse))\n"
+        "out2 = again([{'text': sys.argv[1]}])\n"
+        "print(repr((out['message'], out['error'][1]['type'], out2[0]['message'])))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('rtc', 'regex', 'transformers'))))\n"
+    )
+    # -I -S: no site-packages, no user paths, not even the current directory on sys.path.
+    result = subprocess.run([sys.executable, "-I", "-S", "-c", worker, "Hi<|im_end|>"],
+                            input=data, capture_output=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()
+    messages, error_type, again = eval(result.stdout.decode().splitlines()[0])
+    assert messages == [{"role": "assistant", "content": "Hi"}, None]
+    assert error_type == "ValueError" and again == messages[0]
+    modules = eval(result.stdout.decode().splitlines()[1])
+    assert all(m.startswith(("rtc_batch_worker_", "rtc_parser_")) for m in modules), modules
