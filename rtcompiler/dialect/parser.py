@@ -71,7 +71,19 @@ def _check_with_regex(source: str) -> None:
         regex.compile(source, regex.DOTALL)
     except regex.error as e:
         column = e.pos if isinstance(e.pos, int) else 0
-        raise PatternError("invalid pattern", column, source, detail=f"invalid pattern: {e.msg}") from None
+        raise PatternError(
+            "invalid pattern", column, source, detail=f"invalid pattern: {e.msg}"
+        ) from None
+    except (AttributeError, TypeError, IndexError, RecursionError) as e:
+        # regex's own bugs (e.g. (?i)(?:[\D]|[\d]) raises AttributeError in its optimiser):
+        # transformers would crash on the same pattern, so refuse it with a reason.
+        raise PatternError(
+            "pattern the regex module crashes on",
+            0,
+            source,
+            detail=f"the regex module crashes compiling this pattern ({type(e).__name__}: {e}); "
+            "transformers cannot use it either — rewrite it (e.g. drop redundant alternatives)",
+        ) from None
 
 
 class _Reader:

@@ -389,6 +389,14 @@ def _pattern_delimiter(path: str, value: Any) -> Delimiter:
     except RecursionError:
         # regex's own parser is recursive; the reference crashes here.
         raise TemplateError(path, "regex nested too deeply to compile") from None
+    except (AttributeError, TypeError, IndexError) as e:
+        # A bug inside regex on a valid pattern ((?i)(?:[\D]|[\d]) -> AttributeError);
+        # the reference crashes with the same exception.
+        raise TemplateError(
+            path,
+            f"the regex module crashes compiling {value!r} ({type(e).__name__}: {e}); "
+            "transformers cannot load it either -- rewrite the pattern",
+        ) from None
     try:
         parse_pattern(value)
     except PatternError as e:

@@ -346,3 +346,22 @@ def test_template_error_is_a_value_error_and_pickles() -> None:
     unsupported = UnsupportedPatternError("start_anchor_pattern", "lookbehind", 3, "abc(?<=x)")
     again_u = pickle.loads(pickle.dumps(unsupported))
     assert (again_u.construct, again_u.column, str(again_u)) == ("lookbehind", 3, str(unsupported))
+
+
+def test_a_pattern_regex_itself_crashes_on_is_a_template_error():
+    # regex 2026.5.9's optimiser raises AttributeError on this valid pattern; the
+    # reference crashes the same way while loading; we say what is wrong instead.
+    from rtcompiler.automata import compile_regex
+    from rtcompiler.dialect import PatternError
+
+    from .reference import reference_outcome
+
+    pattern = r"(?i)(?:[\D]|(?:[\d]))"
+    spec = {"start_anchor": "a", "fields": {"c": {"open_pattern": pattern}}}
+    outcome = reference_outcome(spec)
+    assert outcome.verdict == "crash" and isinstance(outcome.error, AttributeError)
+    with pytest.raises(TemplateError, match="regex module crashes") as info:
+        load_template(spec)
+    assert info.value.path == "fields.c.open_pattern"
+    with pytest.raises(PatternError, match="crashes"):
+        compile_regex(pattern)
