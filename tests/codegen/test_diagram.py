@@ -32,7 +32,9 @@ _LABEL = r'"[^"<>|`]*"'
 _MERMAID_LINE = re.compile(
     r"%%[^{}]*"
     r"|flowchart LR"
-    rf"|  \w+(?:\(\(\(({_LABEL})\)\)\)|\(\(({_LABEL})\)\)|\(\[({_LABEL})\]\)|\(({_LABEL})\)|\[({_LABEL})\])"
+    # node shapes: (((double circle))), ((circle)), ([stadium]), (rounded), [box]
+    rf"|  \w+(?:\(\(\({_LABEL}\)\)\)|\(\({_LABEL}\)\)|\(\[{_LABEL}\]\)"
+    rf"|\({_LABEL}\)|\[{_LABEL}\])"
     rf"|  (\w+) -->(?:\|{_LABEL}\|)? (\w+)"
 )
 _NODE = re.compile(r"  (\w+)[(\[]")
@@ -117,7 +119,8 @@ def test_region_edges_go_where_the_machine_goes():
 
 
 def test_without_an_implicit_field_the_outside_is_a_null_sink():
-    t = load_template({"start_anchor_pattern": r"\n", "fields": {"c": {"open": "|", "close": "\n"}}})
+    t = load_template({"start_anchor_pattern": r"\n",
+                       "fields": {"c": {"open": "|", "close": "\n"}}})
     data = automaton_data(t)
     assert '[label="outside (null sink)", peripheries=2]' in region_dot(data)
     # Control characters and quotes are spelled out, backslashes stay literal.
