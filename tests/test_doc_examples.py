@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 
 _MARKER = re.compile(r"<!-- (example|output of): ?(.*?) -->")
-_FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+_FENCE = re.compile(r"^```[\w-]*\n(.*?)^```", re.S | re.M)
 ROLES = {"template", "prefix", "output", "chunks", "tools", "message", "events", "error"}
 
 
