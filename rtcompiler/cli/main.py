@@ -54,9 +54,14 @@ def _parser() -> argparse.ArgumentParser:
     compile_.add_argument("-o", "--output", help="write here instead of stdout")
     compile_.add_argument(
         "--emit",
-        choices=["parser", "automaton"],
+        choices=["parser", "automaton", "mermaid", "dot", "dfa-mermaid", "dfa-dot"],
         default="parser",
-        help="parser: the Python module (default); automaton: the region automaton as JSON",
+        help="parser: the Python module (default); automaton: the region automaton as JSON; "
+        "mermaid, dot: a diagram of it; dfa-mermaid, dfa-dot: one delimiter's DFA (--delimiter)",
+    )
+    compile_.add_argument(
+        "--delimiter",
+        help="with --emit dfa-*: a delimiter index, start_anchor, or FIELD.open / FIELD.close",
     )
     compile_.add_argument("--openai", action="store_true",
                           help="also inline the OpenAI delta adapter (openai_stream)")
@@ -123,6 +128,11 @@ def _compile(args: argparse.Namespace) -> int:
     template = resolve_template(args.template)
     if args.emit == "automaton":
         text = json.dumps(automaton_data(template), indent=1, ensure_ascii=False) + "\n"
+    elif args.emit != "parser":
+        diagram = _diagram(args, automaton_data(template))
+        if diagram is None:
+            return EXIT_INPUT_ERROR
+        text = diagram
     else:
         text = generate_module(template, openai=args.openai)
     if args.output:
@@ -131,6 +141,24 @@ def _compile(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _diagram(args: argparse.Namespace, data: dict) -> str | None:
+    """The diagram ``--emit`` asks for, or None after printing why there is none."""
+    from ..codegen import diagram
+
+    if args.emit in diagram.EMITTERS:
+        return diagram.EMITTERS[args.emit](data) + "\n"
+    if args.delimiter is None:
+        print(f"rtc: error: --emit {args.emit} draws one delimiter: give --delimiter",
+              file=sys.stderr)
+        return None
+    try:
+        index = diagram.find_delimiter(data, args.delimiter)
+    except KeyError as e:
+        print(f"rtc: error: {e.args[0]}", file=sys.stderr)
+        return None
+    return diagram.DFA_EMITTERS[args.emit](data, index) + "\n"
 
 
 def _parse(args: argparse.Namespace) -> int:
