@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import regex
 from hypothesis import strategies as st
 
 JsonValue = Any
@@ -71,8 +72,19 @@ json_values: st.SearchStrategy[JsonValue] = st.recursive(
     max_leaves=6,
 )
 
+_PLACEHOLDER = regex.compile(r"\{(?:\w+\.)*\w+\}")
+
+
+def _not_mixed(text: str) -> bool:
+    """Random text can spell a placeholder inside other text ("_{_}"): that is an
+    invalid transform string, which only the mutations may produce."""
+    return not _PLACEHOLDER.search(text) or bool(_PLACEHOLDER.fullmatch(text))
+
+
 transform_strings = (
-    st.sampled_from(PLACEHOLDERS) | st.sampled_from(PLAIN_TRANSFORM_STRINGS) | TRANSFORM_TEXT
+    st.sampled_from(PLACEHOLDERS)
+    | st.sampled_from(PLAIN_TRANSFORM_STRINGS)
+    | TRANSFORM_TEXT.filter(_not_mixed)
 )
 # Object keys are never substituted, so they may mix placeholders and text freely.
 transform_keys = st.sampled_from(["type", "function", "name", "x {content}", "{k}"]) | st.text(
