@@ -137,7 +137,9 @@ class Machine:
                     elif ob:
                         stack.append((GHOST, ob))
                 elif kind == LOOK:
-                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    status, look_post, look_hit = self.run_body(
+                        ((st[2], _NO_OBLIGATIONS),), prev, c
+                    )
                     hit = hit or (look_hit and not st[4])
                     if status == PENDING:
                         stack.append((st[3], ob + ((s, look_post),)))
@@ -212,7 +214,9 @@ class Machine:
                     elif ob:
                         stack.append((GHOST, ob, payload))
                 elif kind == LOOK:
-                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    status, look_post, look_hit = self.run_body(
+                        ((st[2], _NO_OBLIGATIONS),), prev, c
+                    )
                     if look_hit and not st[4] and hit is None:
                         hit = payload
                     if status == PENDING:
@@ -417,6 +421,17 @@ class CompiledRegex:
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
+        # Every match with its groups, as regex.finditer gives them: the stdlib
+        # form when it has exactly our group names (no name split over aliases),
+        # since re and regex then take the same first successful path from every
+        # start (tests/automata/test_capture_finditer.py checks it); else the DFA
+        # and Pike's VM. An xml-inline tag pattern runs over a whole tool-call
+        # body, where stepping the DFA in Python costs microseconds a character.
+        self.group_finditer = self.finditer
+        if self.captures is not None and all(
+            aliases == [name] for name, aliases in self.capture_names.items()
+        ) and set(self.capture_names) == set(program.group_names):
+            self.group_finditer = self.captures.finditer
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -519,7 +534,10 @@ class CompiledRegex:
         if best is None:
             return None
         captured, end = best
-        groups = {name: _group_text(text, captured, index) for name, index in self.nfa.group_names.items()}
+        groups = {
+            name: _group_text(text, captured, index)
+            for name, index in self.nfa.group_names.items()
+        }
         return Match(start, end, False, groups)
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
