@@ -1218,6 +1218,7 @@ import re as _re
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
 _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
+_BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 
 
 class Delimiter:
@@ -1300,8 +1301,15 @@ class RegionTable:
 def truncate_at_last_anchor(anchor, prefix):
     """The prefix after the last match of the start anchor (all of it if none)."""
     last_end = None
-    for m in anchor.finditer(prefix):
-        last_end = m.end
+    form = anchor.captures
+    if form is not None:
+        # The stdlib form finds regex's spans (see automata/capture.py); stepping
+        # the DFA over a long chat prompt cost tens of microseconds a parse.
+        for m in form.finditer(prefix):
+            last_end = m.end()
+    else:
+        for m in anchor.finditer(prefix):
+            last_end = m.end
     return prefix if last_end is None else prefix[last_end:]
 
 
@@ -1339,7 +1347,12 @@ class ResponseStream:
         self.retired_searched = 0
         self.output = _copy.deepcopy(table.defaults)
         self.captures = {}
-        self.body = []  # the open region's text, in pieces: joined once, when it closes
+        # The open region's text: ``tail`` collects the pieces as fed, and every
+        # _BODY_RUN of them are joined into one string on ``body``. A token-sized
+        # piece costs ~50 bytes of object header, ten times its text: kept apart,
+        # they made a streamed region hold several times the reference's memory.
+        self.body = []
+        self.tail = []
         self.opened = False
         self.finalized = False
         self.scanners = {}
@@ -1400,7 +1413,11 @@ class ResponseStream:
                 else:
                     events = [{"type": "region_open", "field": self.current}]
                     self.opened = True
-                self.body.append(unsent)
+                tail = self.tail
+                tail.append(unsent)
+                if len(tail) >= _BODY_RUN:
+                    self.body.append("".join(tail))
+                    tail.clear()
                 events.append(
                     {"type": "region_chunk", "field": self.current, "text": unsent,
                      "dirty": self.dirty}
@@ -1421,7 +1438,9 @@ class ResponseStream:
             raise RuntimeError("the parser was already finalized")
         events = []
         self.process(events, eos=True)
-        missing = [r.name for r in self.table.regions if not r.optional and r.name not in self.output]
+        missing = [
+            r.name for r in self.table.regions if not r.optional and r.name not in self.output
+        ]
         if missing:
             raise ValueError(f"required fields missing from the parsed output: {missing}")
         defaults = self.table.defaults
@@ -1584,9 +1603,14 @@ class ResponseStream:
         if not self.opened:
             events.append({"type": "region_open", "field": self.current})
             self.opened = True
-        self.body.append(text)
+        tail = self.tail
+        tail.append(text)
+        if len(tail) >= _BODY_RUN:
+            self.body.append("".join(tail))
+            tail.clear()
         events.append(
-            {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
+            {"type": "region_chunk", "field": self.current, "text": text,
+             "dirty": not region.streamable}
         )
 
     def enter(self, mode):
@@ -1599,6 +1623,7 @@ class ResponseStream:
         self.enter(region.name)
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
         self.body = []
+        self.tail = []
         self.opened = True
         events.append({"type": "region_open", "field": region.name})
 
@@ -1607,7 +1632,9 @@ class ResponseStream:
             self.reset()
             return
         region = self.table.by_name[self.current]
-        value = region.process("".join(self.body), self.captures)
+        body = self.body
+        body.append("".join(self.tail))
+        value = region.process("".join(body), self.captures)
         if self.coerce is not None:
             value = self.coerce(value)
         name = self.current
@@ -1637,6 +1664,7 @@ class ResponseStream:
         self.enter(self.table.implicit)
         self.captures = {}
         self.body = []
+        self.tail = []
         self.opened = False
 
 # Compiled delimiters: NFA, character classes and complete DFA tables per pattern.
@@ -1917,7 +1945,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '[\\U0000003c][\\U0000007c][\\U00000073][\\U00000074][\\U00000061][\\U00000072][\\U00000074][\\U0000005f][\\U00000068][\\U00000065][\\U00000061][\\U00000064][\\U00000065][\\U00000072][\\U0000005f][\\U00000069][\\U00000064][\\U0000007c][\\U0000003e][\\U00000061][\\U00000073][\\U00000073][\\U00000069][\\U00000073][\\U00000074][\\U00000061][\\U0000006e][\\U00000074][\\U0000003c][\\U0000007c][\\U00000065][\\U0000006e][\\U00000064][\\U0000005f][\\U00000068][\\U00000065][\\U00000061][\\U00000064][\\U00000065][\\U00000072][\\U0000005f][\\U00000069][\\U00000064][\\U0000007c][\\U0000003e][\\U0000000a][\\U0000000a]',
+            'names': {},
+        },
     },
     # 1: '^\\s*(?:<\\|python_tag\\|>\\s*)?(?=\\{\\s*\\"(?:name|type)\\")|<\\|python_tag\\|>\\s*(?=\\{)|;\\s*(?=\\{\\s*\\"(?:name|type)\\")'
     {
@@ -3277,7 +3308,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '(?:[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006f][\\U00000074][\\U0000005f][\\U00000069][\\U00000064][\\U0000007c][\\U0000003e]|[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006f][\\U0000006d][\\U0000005f][\\U00000069][\\U00000064][\\U0000007c][\\U0000003e])',
+            'names': {},
+        },
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]
