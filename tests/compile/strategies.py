@@ -734,9 +734,15 @@ def _bundled_templates() -> list[dict[str, Any]]:
     out = []
     for path in sorted(root.glob("*/response_template.json")):
         try:
-            out.append(json.loads(path.read_text(encoding="utf-8")))
+            spec = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        # A grammar using an rtcompiler extension (llama4_pythonic) is outside the
+        # reference's dialect: transformers refuses its 'extensions' key, so there
+        # is no reference answer to be at parity with.
+        if isinstance(spec, dict) and "extensions" in spec:
+            continue
+        out.append(spec)
     return out
 
 
