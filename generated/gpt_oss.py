@@ -711,7 +711,7 @@ class Scanner:
                 j = pre.find(text, i, hi)
                 edge = hi if j < 0 else j
                 self.searched += edge - i
-                t0 = pre.backoff(text, i, edge)
+                t0 = pre.backoff(text, i, edge, j >= 0)
                 if t0 > i:
                     self.skipped += t0 - i
                     c = classes.get(text[t0 - 1])
@@ -887,13 +887,21 @@ class Prefilter:
         m = self._any.search(text, lo, hi)
         return -1 if m is None else m.start()
 
-    def backoff(self, text: str, lo: int, edge: int) -> int:
-        """The earliest start (>= ``lo``) of an attempt that can be alive at ``edge``.
+    def backoff(self, text: str, lo: int, edge: int, found: bool = False) -> int:
+        """The earliest start (>= ``lo``) of an attempt alive at ``edge`` that can
+        still match or reach the end of the text alive.
 
         No literal begins in ``text[lo:edge]``, so such an attempt holds at most
-        part of one, after its lead.
+        part of one, after its lead. ``found``: a literal begins at ``edge``.
         """
-        t = edge - self.reach
+        if found and self._one is not None and self.lead == 0:
+            # ``edge`` is where the one literal begins. An attempt begun at
+            # t < edge that matches, or is alive at the end of the text, holds the
+            # literal right after its lead: found first if it began before edge,
+            # so only lead characters can come between it and edge.
+            t = edge
+        else:
+            t = edge - self.reach
         if t <= lo:
             return lo
         lead = self._lead_class
