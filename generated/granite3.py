@@ -139,7 +139,9 @@ class Machine:
                     elif ob:
                         stack.append((GHOST, ob))
                 elif kind == LOOK:
-                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    status, look_post, look_hit = self.run_body(
+                        ((st[2], _NO_OBLIGATIONS),), prev, c
+                    )
                     hit = hit or (look_hit and not st[4])
                     if status == PENDING:
                         stack.append((st[3], ob + ((s, look_post),)))
@@ -214,7 +216,9 @@ class Machine:
                     elif ob:
                         stack.append((GHOST, ob, payload))
                 elif kind == LOOK:
-                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    status, look_post, look_hit = self.run_body(
+                        ((st[2], _NO_OBLIGATIONS),), prev, c
+                    )
                     if look_hit and not st[4] and hit is None:
                         hit = payload
                     if status == PENDING:
@@ -419,6 +423,17 @@ class CompiledRegex:
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
+        # Every match with its groups, as regex.finditer gives them: the stdlib
+        # form when it has exactly our group names (no name split over aliases),
+        # since re and regex then take the same first successful path from every
+        # start (tests/automata/test_capture_finditer.py checks it); else the DFA
+        # and Pike's VM. An xml-inline tag pattern runs over a whole tool-call
+        # body, where stepping the DFA in Python costs microseconds a character.
+        self.group_finditer = self.finditer
+        if self.captures is not None and all(
+            aliases == [name] for name, aliases in self.capture_names.items()
+        ) and set(self.capture_names) == set(program.group_names):
+            self.group_finditer = self.captures.finditer
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -521,7 +536,10 @@ class CompiledRegex:
         if best is None:
             return None
         captured, end = best
-        groups = {name: _group_text(text, captured, index) for name, index in self.nfa.group_names.items()}
+        groups = {
+            name: _group_text(text, captured, index)
+            for name, index in self.nfa.group_names.items()
+        }
         return Match(start, end, False, groups)
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
@@ -692,7 +710,7 @@ class Scanner:
                 j = pre.find(text, i, hi)
                 edge = hi if j < 0 else j
                 self.searched += edge - i
-                t0 = pre.backoff(text, i, edge)
+                t0 = pre.backoff(text, i, edge, j >= 0)
                 if t0 > i:
                     self.skipped += t0 - i
                     c = classes.get(text[t0 - 1])
@@ -868,13 +886,21 @@ class Prefilter:
         m = self._any.search(text, lo, hi)
         return -1 if m is None else m.start()
 
-    def backoff(self, text: str, lo: int, edge: int) -> int:
-        """The earliest start (>= ``lo``) of an attempt that can be alive at ``edge``.
+    def backoff(self, text: str, lo: int, edge: int, found: bool = False) -> int:
+        """The earliest start (>= ``lo``) of an attempt alive at ``edge`` that can
+        still match or reach the end of the text alive.
 
         No literal begins in ``text[lo:edge]``, so such an attempt holds at most
-        part of one, after its lead.
+        part of one, after its lead. ``found``: a literal begins at ``edge``.
         """
-        t = edge - self.reach
+        if found and self._one is not None and self.lead == 0:
+            # ``edge`` is where the one literal begins. An attempt begun at
+            # t < edge that matches, or is alive at the end of the text, holds the
+            # literal right after its lead: found first if it began before edge,
+            # so only lead characters can come between it and edge.
+            t = edge
+        else:
+            t = edge - self.reach
         if t <= lo:
             return lo
         lead = self._lead_class
@@ -1229,6 +1255,7 @@ import re as _re
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
 _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
+_BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 
 
 class Delimiter:
@@ -1311,8 +1338,15 @@ class RegionTable:
 def truncate_at_last_anchor(anchor, prefix):
     """The prefix after the last match of the start anchor (all of it if none)."""
     last_end = None
-    for m in anchor.finditer(prefix):
-        last_end = m.end
+    form = anchor.captures
+    if form is not None:
+        # The stdlib form finds regex's spans (see automata/capture.py); stepping
+        # the DFA over a long chat prompt cost tens of microseconds a parse.
+        for m in form.finditer(prefix):
+            last_end = m.end()
+    else:
+        for m in anchor.finditer(prefix):
+            last_end = m.end
     return prefix if last_end is None else prefix[last_end:]
 
 
@@ -1350,7 +1384,12 @@ class ResponseStream:
         self.retired_searched = 0
         self.output = _copy.deepcopy(table.defaults)
         self.captures = {}
-        self.body = []  # the open region's text, in pieces: joined once, when it closes
+        # The open region's text: ``tail`` collects the pieces as fed, and every
+        # _BODY_RUN of them are joined into one string on ``body``. A token-sized
+        # piece costs ~50 bytes of object header, ten times its text: kept apart,
+        # they made a streamed region hold several times the reference's memory.
+        self.body = []
+        self.tail = []
         self.opened = False
         self.finalized = False
         self.scanners = {}
@@ -1411,7 +1450,11 @@ class ResponseStream:
                 else:
                     events = [{"type": "region_open", "field": self.current}]
                     self.opened = True
-                self.body.append(unsent)
+                tail = self.tail
+                tail.append(unsent)
+                if len(tail) >= _BODY_RUN:
+                    self.body.append("".join(tail))
+                    tail.clear()
                 events.append(
                     {"type": "region_chunk", "field": self.current, "text": unsent,
                      "dirty": self.dirty}
@@ -1432,7 +1475,9 @@ class ResponseStream:
             raise RuntimeError("the parser was already finalized")
         events = []
         self.process(events, eos=True)
-        missing = [r.name for r in self.table.regions if not r.optional and r.name not in self.output]
+        missing = [
+            r.name for r in self.table.regions if not r.optional and r.name not in self.output
+        ]
         if missing:
             raise ValueError(f"required fields missing from the parsed output: {missing}")
         defaults = self.table.defaults
@@ -1595,9 +1640,14 @@ class ResponseStream:
         if not self.opened:
             events.append({"type": "region_open", "field": self.current})
             self.opened = True
-        self.body.append(text)
+        tail = self.tail
+        tail.append(text)
+        if len(tail) >= _BODY_RUN:
+            self.body.append("".join(tail))
+            tail.clear()
         events.append(
-            {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
+            {"type": "region_chunk", "field": self.current, "text": text,
+             "dirty": not region.streamable}
         )
 
     def enter(self, mode):
@@ -1610,6 +1660,7 @@ class ResponseStream:
         self.enter(region.name)
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
         self.body = []
+        self.tail = []
         self.opened = True
         events.append({"type": "region_open", "field": region.name})
 
@@ -1618,7 +1669,9 @@ class ResponseStream:
             self.reset()
             return
         region = self.table.by_name[self.current]
-        value = region.process("".join(self.body), self.captures)
+        body = self.body
+        body.append("".join(self.tail))
+        value = region.process("".join(body), self.captures)
         if self.coerce is not None:
             value = self.coerce(value)
         name = self.current
@@ -1648,6 +1701,7 @@ class ResponseStream:
         self.enter(self.table.implicit)
         self.captures = {}
         self.body = []
+        self.tail = []
         self.opened = False
 
 # Compiled delimiters: NFA, character classes and complete DFA tables per pattern.
@@ -1926,7 +1980,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '[\\U0000003c][\\U0000007c][\\U00000073][\\U00000074][\\U00000061][\\U00000072][\\U00000074][\\U0000005f][\\U0000006f][\\U00000066][\\U0000005f][\\U00000072][\\U0000006f][\\U0000006c][\\U00000065][\\U0000007c][\\U0000003e][\\U00000061][\\U00000073][\\U00000073][\\U00000069][\\U00000073][\\U00000074][\\U00000061][\\U0000006e][\\U00000074](?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006e][\\U00000064][\\U0000005f][\\U0000006f][\\U00000066][\\U0000005f][\\U00000072][\\U0000006f][\\U0000006c][\\U00000065][\\U0000007c][\\U0000003e]',
+            'names': {},
+        },
     },
     # 1: '<think>'
     {
@@ -2001,7 +2058,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '[\\U0000003c][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
+            'names': {},
+        },
     },
     # 2: '</think>\\s*'
     {
@@ -2181,7 +2241,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}',
+            'names': {},
+        },
     },
     # 3: '<\\|tool_call\\|>|<tool_call>'
     {
@@ -2330,7 +2393,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '(?:[\\U0000003c][\\U0000007c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000007c][\\U0000003e]|[\\U0000003c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e])',
+            'names': {},
+        },
     },
     # 4: '<\\|end_of_text\\|>\\s*'
     {
@@ -2549,7 +2615,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006e][\\U00000064][\\U0000005f][\\U0000006f][\\U00000066][\\U0000005f][\\U00000074][\\U00000065][\\U00000078][\\U00000074][\\U0000007c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}',
+            'names': {},
+        },
     },
     # 5: '<response>|</response>\\s*|<\\|end_of_text\\|>\\s*'
     {
@@ -2883,7 +2952,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '(?:[\\U0000003c][\\U00000072][\\U00000065][\\U00000073][\\U00000070][\\U0000006f][\\U0000006e][\\U00000073][\\U00000065][\\U0000003e]|[\\U0000003c][\\U0000002f][\\U00000072][\\U00000065][\\U00000073][\\U00000070][\\U0000006f][\\U0000006e][\\U00000073][\\U00000065][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}|[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006e][\\U00000064][\\U0000005f][\\U0000006f][\\U00000066][\\U0000005f][\\U00000074][\\U00000065][\\U00000078][\\U00000074][\\U0000007c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,})',
+            'names': {},
+        },
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

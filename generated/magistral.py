@@ -139,7 +139,9 @@ class Machine:
                     elif ob:
                         stack.append((GHOST, ob))
                 elif kind == LOOK:
-                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    status, look_post, look_hit = self.run_body(
+                        ((st[2], _NO_OBLIGATIONS),), prev, c
+                    )
                     hit = hit or (look_hit and not st[4])
                     if status == PENDING:
                         stack.append((st[3], ob + ((s, look_post),)))
@@ -214,7 +216,9 @@ class Machine:
                     elif ob:
                         stack.append((GHOST, ob, payload))
                 elif kind == LOOK:
-                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    status, look_post, look_hit = self.run_body(
+                        ((st[2], _NO_OBLIGATIONS),), prev, c
+                    )
                     if look_hit and not st[4] and hit is None:
                         hit = payload
                     if status == PENDING:
@@ -419,6 +423,17 @@ class CompiledRegex:
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
+        # Every match with its groups, as regex.finditer gives them: the stdlib
+        # form when it has exactly our group names (no name split over aliases),
+        # since re and regex then take the same first successful path from every
+        # start (tests/automata/test_capture_finditer.py checks it); else the DFA
+        # and Pike's VM. An xml-inline tag pattern runs over a whole tool-call
+        # body, where stepping the DFA in Python costs microseconds a character.
+        self.group_finditer = self.finditer
+        if self.captures is not None and all(
+            aliases == [name] for name, aliases in self.capture_names.items()
+        ) and set(self.capture_names) == set(program.group_names):
+            self.group_finditer = self.captures.finditer
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -521,7 +536,10 @@ class CompiledRegex:
         if best is None:
             return None
         captured, end = best
-        groups = {name: _group_text(text, captured, index) for name, index in self.nfa.group_names.items()}
+        groups = {
+            name: _group_text(text, captured, index)
+            for name, index in self.nfa.group_names.items()
+        }
         return Match(start, end, False, groups)
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
@@ -692,7 +710,7 @@ class Scanner:
                 j = pre.find(text, i, hi)
                 edge = hi if j < 0 else j
                 self.searched += edge - i
-                t0 = pre.backoff(text, i, edge)
+                t0 = pre.backoff(text, i, edge, j >= 0)
                 if t0 > i:
                     self.skipped += t0 - i
                     c = classes.get(text[t0 - 1])
@@ -868,13 +886,21 @@ class Prefilter:
         m = self._any.search(text, lo, hi)
         return -1 if m is None else m.start()
 
-    def backoff(self, text: str, lo: int, edge: int) -> int:
-        """The earliest start (>= ``lo``) of an attempt that can be alive at ``edge``.
+    def backoff(self, text: str, lo: int, edge: int, found: bool = False) -> int:
+        """The earliest start (>= ``lo``) of an attempt alive at ``edge`` that can
+        still match or reach the end of the text alive.
 
         No literal begins in ``text[lo:edge]``, so such an attempt holds at most
-        part of one, after its lead.
+        part of one, after its lead. ``found``: a literal begins at ``edge``.
         """
-        t = edge - self.reach
+        if found and self._one is not None and self.lead == 0:
+            # ``edge`` is where the one literal begins. An attempt begun at
+            # t < edge that matches, or is alive at the end of the text, holds the
+            # literal right after its lead: found first if it began before edge,
+            # so only lead characters can come between it and edge.
+            t = edge
+        else:
+            t = edge - self.reach
         if t <= lo:
             return lo
         lead = self._lead_class
@@ -1202,6 +1228,7 @@ import re as _re
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
 _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
+_BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 
 
 class Delimiter:
@@ -1284,8 +1311,15 @@ class RegionTable:
 def truncate_at_last_anchor(anchor, prefix):
     """The prefix after the last match of the start anchor (all of it if none)."""
     last_end = None
-    for m in anchor.finditer(prefix):
-        last_end = m.end
+    form = anchor.captures
+    if form is not None:
+        # The stdlib form finds regex's spans (see automata/capture.py); stepping
+        # the DFA over a long chat prompt cost tens of microseconds a parse.
+        for m in form.finditer(prefix):
+            last_end = m.end()
+    else:
+        for m in anchor.finditer(prefix):
+            last_end = m.end
     return prefix if last_end is None else prefix[last_end:]
 
 
@@ -1323,7 +1357,12 @@ class ResponseStream:
         self.retired_searched = 0
         self.output = _copy.deepcopy(table.defaults)
         self.captures = {}
-        self.body = []  # the open region's text, in pieces: joined once, when it closes
+        # The open region's text: ``tail`` collects the pieces as fed, and every
+        # _BODY_RUN of them are joined into one string on ``body``. A token-sized
+        # piece costs ~50 bytes of object header, ten times its text: kept apart,
+        # they made a streamed region hold several times the reference's memory.
+        self.body = []
+        self.tail = []
         self.opened = False
         self.finalized = False
         self.scanners = {}
@@ -1384,7 +1423,11 @@ class ResponseStream:
                 else:
                     events = [{"type": "region_open", "field": self.current}]
                     self.opened = True
-                self.body.append(unsent)
+                tail = self.tail
+                tail.append(unsent)
+                if len(tail) >= _BODY_RUN:
+                    self.body.append("".join(tail))
+                    tail.clear()
                 events.append(
                     {"type": "region_chunk", "field": self.current, "text": unsent,
                      "dirty": self.dirty}
@@ -1405,7 +1448,9 @@ class ResponseStream:
             raise RuntimeError("the parser was already finalized")
         events = []
         self.process(events, eos=True)
-        missing = [r.name for r in self.table.regions if not r.optional and r.name not in self.output]
+        missing = [
+            r.name for r in self.table.regions if not r.optional and r.name not in self.output
+        ]
         if missing:
             raise ValueError(f"required fields missing from the parsed output: {missing}")
         defaults = self.table.defaults
@@ -1568,9 +1613,14 @@ class ResponseStream:
         if not self.opened:
             events.append({"type": "region_open", "field": self.current})
             self.opened = True
-        self.body.append(text)
+        tail = self.tail
+        tail.append(text)
+        if len(tail) >= _BODY_RUN:
+            self.body.append("".join(tail))
+            tail.clear()
         events.append(
-            {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
+            {"type": "region_chunk", "field": self.current, "text": text,
+             "dirty": not region.streamable}
         )
 
     def enter(self, mode):
@@ -1583,6 +1633,7 @@ class ResponseStream:
         self.enter(region.name)
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
         self.body = []
+        self.tail = []
         self.opened = True
         events.append({"type": "region_open", "field": region.name})
 
@@ -1591,7 +1642,9 @@ class ResponseStream:
             self.reset()
             return
         region = self.table.by_name[self.current]
-        value = region.process("".join(self.body), self.captures)
+        body = self.body
+        body.append("".join(self.tail))
+        value = region.process("".join(body), self.captures)
         if self.coerce is not None:
             value = self.coerce(value)
         name = self.current
@@ -1621,6 +1674,7 @@ class ResponseStream:
         self.enter(self.table.implicit)
         self.captures = {}
         self.body = []
+        self.tail = []
         self.opened = False
 
 # Compiled delimiters: NFA, character classes and complete DFA tables per pattern.
@@ -1789,7 +1843,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '(?:[\\U0000005b][\\U0000002f][\\U00000049][\\U0000004e][\\U00000053][\\U00000054][\\U0000005d]|[\\U0000005b][\\U0000002f][\\U00000054][\\U0000004f][\\U0000004f][\\U0000004c][\\U0000005f][\\U00000052][\\U00000045][\\U00000053][\\U00000055][\\U0000004c][\\U00000054][\\U00000053][\\U0000005d])',
+            'names': {},
+        },
     },
     # 1: '\\[THINK\\]'
     {
@@ -1856,7 +1913,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '[\\U0000005b][\\U00000054][\\U00000048][\\U00000049][\\U0000004e][\\U0000004b][\\U0000005d]',
+            'names': {},
+        },
     },
     # 2: '\\[/THINK\\]'
     {
@@ -1945,7 +2005,10 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '[\\U0000005b][\\U0000002f][\\U00000054][\\U00000048][\\U00000049][\\U0000004e][\\U0000004b][\\U0000005d]',
+            'names': {},
+        },
     },
     # 3: '\\[TOOL_CALLS\\](?P<name>[^\\[]+)(?:\\[CALL_ID\\][^\\[]*)?\\[ARGS\\]'
     {
@@ -2389,7 +2452,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
         },
-        'captures': None,
+        'captures': {'source': '[\\U0000003c][\\U0000002f][\\U00000073][\\U0000003e]', 'names': {}},
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

@@ -30,8 +30,8 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
     ``name`` groups): at most one of them takes part in a match, so each gets
     its own ``re`` name and the one that matched gives the value.
     """
-    if not pattern.group_names:
-        return None
+    # Patterns without groups get a form too: it finds the same spans, which is
+    # all a start anchor's finditer (truncate_at_last_anchor) needs.
     emitter = _Emitter()
     try:
         source, _ = emitter.emit(pattern.root, in_loop=False)

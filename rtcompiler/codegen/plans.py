@@ -58,7 +58,8 @@ def field_function(
         sections += [(TRANSFORM, s) for s in transform_runtime.transform_sections(f.transform_each)]
         if f.transform_each:
             lines.append(
-                f"    return transform_each({content_fn}(body), captures, {node}, {literal(f.name)})"
+                f"    return transform_each({content_fn}(body), captures, {node}, "
+                f"{literal(f.name)})"
             )
         else:
             lines.append(f"    return transform_content({content_fn}(body), captures, {node})")
@@ -95,7 +96,7 @@ def _content_function(
             finditer = "None"
             if plan.tag_pattern is not None:
                 _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern")
-                finditer = f"_REGEXES[{module.regex(plan.tag_pattern)}].finditer"
+                finditer = f"_REGEXES[{module.regex(plan.tag_pattern)}].group_finditer"
             call += f", {finditer}"
         call += f", {nested}"
     call += ")"

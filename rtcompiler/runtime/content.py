@@ -598,7 +598,7 @@ FinditerFactory = Callable[[str], Finditer]
 def _engine_finditer(pattern: str) -> Finditer:
     from rtcompiler.automata import compile_regex
 
-    return compile_regex(pattern).finditer
+    return compile_regex(pattern).group_finditer
 
 
 def build_parser(

@@ -140,7 +140,9 @@ class Machine:
                     elif ob:
                         stack.append((GHOST, ob))
                 elif kind == LOOK:
-                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    status, look_post, look_hit = self.run_body(
+                        ((st[2], _NO_OBLIGATIONS),), prev, c
+                    )
                     hit = hit or (look_hit and not st[4])
                     if status == PENDING:
                         stack.append((st[3], ob + ((s, look_post),)))
@@ -215,7 +217,9 @@ class Machine:
                     elif ob:
                         stack.append((GHOST, ob, payload))
                 elif kind == LOOK:
-                    status, look_post, look_hit = self.run_body(((st[2], _NO_OBLIGATIONS),), prev, c)
+                    status, look_post, look_hit = self.run_body(
+                        ((st[2], _NO_OBLIGATIONS),), prev, c
+                    )
                     if look_hit and not st[4] and hit is None:
                         hit = payload
                     if status == PENDING:
@@ -420,6 +424,17 @@ class CompiledRegex:
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
+        # Every match with its groups, as regex.finditer gives them: the stdlib
+        # form when it has exactly our group names (no name split over aliases),
+        # since re and regex then take the same first successful path from every
+        # start (tests/automata/test_capture_finditer.py checks it); else the DFA
+        # and Pike's VM. An xml-inline tag pattern runs over a whole tool-call
+        # body, where stepping the DFA in Python costs microseconds a character.
+        self.group_finditer = self.finditer
+        if self.captures is not None and all(
+            aliases == [name] for name, aliases in self.capture_names.items()
+        ) and set(self.capture_names) == set(program.group_names):
+            self.group_finditer = self.captures.finditer
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -522,7 +537,10 @@ class CompiledRegex:
         if best is None:
             return None
         captured, end = best
-        groups = {name: _group_text(text, captured, index) for name, index in self.nfa.group_names.items()}
+        groups = {
+            name: _group_text(text, captured, index)
+            for name, index in self.nfa.group_names.items()
+        }
         return Match(start, end, False, groups)
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
@@ -693,7 +711,7 @@ class Scanner:
                 j = pre.find(text, i, hi)
                 edge = hi if j < 0 else j
                 self.searched += edge - i
-                t0 = pre.backoff(text, i, edge)
+                t0 = pre.backoff(text, i, edge, j >= 0)
                 if t0 > i:
                     self.skipped += t0 - i
                     c = classes.get(text[t0 - 1])
@@ -869,13 +887,21 @@ class Prefilter:
         m = self._any.search(text, lo, hi)
         return -1 if m is None else m.start()
 
-    def backoff(self, text: str, lo: int, edge: int) -> int:
-        """The earliest start (>= ``lo``) of an attempt that can be alive at ``edge``.
+    def backoff(self, text: str, lo: int, edge: int, found: bool = False) -> int:
+        """The earliest start (>= ``lo``) of an attempt alive at ``edge`` that can
+        still match or reach the end of the text alive.
 
         No literal begins in ``text[lo:edge]``, so such an attempt holds at most
-        part of one, after its lead.
+        part of one, after its lead. ``found``: a literal begins at ``edge``.
         """
-        t = edge - self.reach
+        if found and self._one is not None and self.lead == 0:
+            # ``edge`` is where the one literal begins. An attempt begun at
+            # t < edge that matches, or is alive at the end of the text, holds the
+            # literal right after its lead: found first if it began before edge,
+            # so only lead characters can come between it and edge.
+            t = edge
+        else:
+            t = edge - self.reach
         if t <= lo:
             return lo
         lead = self._lead_class

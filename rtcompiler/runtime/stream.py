@@ -26,6 +26,7 @@ import re as _re
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
 _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
+_BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 
 
 class Delimiter:
@@ -108,8 +109,15 @@ class RegionTable:
 def truncate_at_last_anchor(anchor, prefix):
     """The prefix after the last match of the start anchor (all of it if none)."""
     last_end = None
-    for m in anchor.finditer(prefix):
-        last_end = m.end
+    form = anchor.captures
+    if form is not None:
+        # The stdlib form finds regex's spans (see automata/capture.py); stepping
+        # the DFA over a long chat prompt cost tens of microseconds a parse.
+        for m in form.finditer(prefix):
+            last_end = m.end()
+    else:
+        for m in anchor.finditer(prefix):
+            last_end = m.end
     return prefix if last_end is None else prefix[last_end:]
 
 
@@ -147,7 +155,12 @@ class ResponseStream:
         self.retired_searched = 0
         self.output = _copy.deepcopy(table.defaults)
         self.captures = {}
-        self.body = []  # the open region's text, in pieces: joined once, when it closes
+        # The open region's text: ``tail`` collects the pieces as fed, and every
+        # _BODY_RUN of them are joined into one string on ``body``. A token-sized
+        # piece costs ~50 bytes of object header, ten times its text: kept apart,
+        # they made a streamed region hold several times the reference's memory.
+        self.body = []
+        self.tail = []
         self.opened = False
         self.finalized = False
         self.scanners = {}
@@ -208,7 +221,11 @@ class ResponseStream:
                 else:
                     events = [{"type": "region_open", "field": self.current}]
                     self.opened = True
-                self.body.append(unsent)
+                tail = self.tail
+                tail.append(unsent)
+                if len(tail) >= _BODY_RUN:
+                    self.body.append("".join(tail))
+                    tail.clear()
                 events.append(
                     {"type": "region_chunk", "field": self.current, "text": unsent,
                      "dirty": self.dirty}
@@ -229,7 +246,9 @@ class ResponseStream:
             raise RuntimeError("the parser was already finalized")
         events = []
         self.process(events, eos=True)
-        missing = [r.name for r in self.table.regions if not r.optional and r.name not in self.output]
+        missing = [
+            r.name for r in self.table.regions if not r.optional and r.name not in self.output
+        ]
         if missing:
             raise ValueError(f"required fields missing from the parsed output: {missing}")
         defaults = self.table.defaults
@@ -392,9 +411,14 @@ class ResponseStream:
         if not self.opened:
             events.append({"type": "region_open", "field": self.current})
             self.opened = True
-        self.body.append(text)
+        tail = self.tail
+        tail.append(text)
+        if len(tail) >= _BODY_RUN:
+            self.body.append("".join(tail))
+            tail.clear()
         events.append(
-            {"type": "region_chunk", "field": self.current, "text": text, "dirty": not region.streamable}
+            {"type": "region_chunk", "field": self.current, "text": text,
+             "dirty": not region.streamable}
         )
 
     def enter(self, mode):
@@ -407,6 +431,7 @@ class ResponseStream:
         self.enter(region.name)
         self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
         self.body = []
+        self.tail = []
         self.opened = True
         events.append({"type": "region_open", "field": region.name})
 
@@ -415,7 +440,9 @@ class ResponseStream:
             self.reset()
             return
         region = self.table.by_name[self.current]
-        value = region.process("".join(self.body), self.captures)
+        body = self.body
+        body.append("".join(self.tail))
+        value = region.process("".join(body), self.captures)
         if self.coerce is not None:
             value = self.coerce(value)
         name = self.current
@@ -445,5 +472,6 @@ class ResponseStream:
         self.enter(self.table.implicit)
         self.captures = {}
         self.body = []
+        self.tail = []
         self.opened = False
 ###}

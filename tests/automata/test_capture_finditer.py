@@ -1,0 +1,100 @@
+"""The stdlib form of a pattern runs ``finditer`` as ``regex`` does.
+
+Where :func:`rtcompiler.automata.capture.capture_pattern` gives a pattern a stdlib
+``re`` form with exactly its group names, :attr:`CompiledRegex.group_finditer`
+runs that form's ``finditer`` over a whole text (an xml-inline tag pattern over
+a tool call's body) instead of stepping the DFA in Python. That is only right if
+``re`` and ``regex`` agree on every match of the iteration: spans, groups, and
+the empty-match rules between matches (the same since Python 3.7). This checks
+it differentially, on random patterns of the dialect and on tag-pattern shapes.
+Patterns without groups get a form too: a start anchor's spans come from it.
+"""
+
+from __future__ import annotations
+
+import regex
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+from rtcompiler.automata import compile_regex
+from rtcompiler.dialect import PatternError
+
+from .strategies import patterns, texts_for
+
+CHECK = settings(
+    max_examples=800,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
+)
+
+
+def _named(pattern: str) -> str:
+    """``pattern`` with its first plain group named, so that it has a capture form."""
+    i = pattern.find("(")
+    while i != -1:
+        if not pattern.startswith("(?", i) and (i == 0 or pattern[i - 1] != "\\"):
+            return pattern[:i] + "(?P<key>" + pattern[i + 1 :]
+        i = pattern.find("(", i + 1)
+    return "(?P<key>" + pattern + ")"
+
+
+def assert_same_iteration(pattern: str, text: str) -> None:
+    try:
+        expected = regex.compile(pattern, regex.DOTALL)
+    except regex.error:
+        assume(False)
+        raise
+    try:
+        ours = compile_regex(pattern)
+    except PatternError:
+        assume(False)
+        raise
+    fast = ours.group_finditer != ours.finditer
+    event(f"stdlib form: {fast}")
+    want = [(m.span(), m.groupdict()) for m in expected.finditer(text)]
+    got = [(m.span(), m.groupdict()) for m in ours.group_finditer(text)]
+    assert got == want, (pattern, text, want, got)
+
+
+TAG_SHAPES = st.sampled_from([
+    r"<parameter=(?P<key>[^>]+)>\n?(?P<value>.*?)\n?</parameter>",
+    r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
+    r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>",
+    r"<(?P<key>\w+)>(?P<value>.*?)</\w+>",
+    r"<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>",
+    r"(?P<key>[a-z_]*)=(?P<value>[^,]*),?",
+    r"(?P<key>a*)(?P<value>b?)",
+    r"<(?P<key>[^>]*)>(?:\n)?(?P<value>(?:x|y)?.*?)(?:\n)?</>",
+])
+
+
+@CHECK
+@given(st.data())
+def test_group_finditer_matches_regex_on_random_patterns(data: st.DataObject) -> None:
+    pattern = data.draw(patterns(), label="pattern")
+    if data.draw(st.booleans(), label="named"):
+        pattern = _named(pattern)
+    text = data.draw(texts_for(pattern), label="text")
+    assert_same_iteration(pattern, text)
+
+
+@CHECK
+@given(st.data())
+def test_group_finditer_matches_regex_on_tag_patterns(data: st.DataObject) -> None:
+    pattern = data.draw(TAG_SHAPES, label="pattern")
+    text = data.draw(texts_for(pattern, max_size=120), label="text")
+    assert_same_iteration(pattern, text)
+
+
+def test_tag_patterns_get_the_stdlib_form() -> None:
+    # The bundled xml-inline patterns must take the fast path, or the speed-up is lost.
+    for pattern in (
+        r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
+        r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>",
+    ):
+        rx = compile_regex(pattern)
+        assert rx.group_finditer == rx.captures.finditer
