@@ -434,12 +434,22 @@ class CompiledRegex:
         if self.captures is not None and all(
             aliases == [name] for name, aliases in self.capture_names.items()
         ) and set(self.capture_names) == set(program.group_names):
-            self.group_finditer = self.captures.finditer
+            self.group_finditer = self._short_text_finditer
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
         self.prefilter = prefilter
         self.class_cache: dict = {}
+
+    # Backtracking can cost more than linear time: `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over
+    # thousands of unclosed `<p=a>` rescans the rest of the text from each one. Up to this
+    # length its worst case is a constant per character; longer texts take the linear DFA.
+    BACKTRACKING_LIMIT = 4096
+
+    def _short_text_finditer(self, text: str):
+        if len(text) <= self.BACKTRACKING_LIMIT:
+            return self.captures.finditer(text)
+        return self.finditer(text)
 
     def class_of(self, ch: str) -> int:
         c = self.class_cache.get(ch)

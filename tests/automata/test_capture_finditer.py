@@ -97,4 +97,32 @@ def test_tag_patterns_get_the_stdlib_form() -> None:
         r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>",
     ):
         rx = compile_regex(pattern)
-        assert rx.group_finditer == rx.captures.finditer
+        assert rx.group_finditer == rx._short_text_finditer  # the stdlib form, for short texts
+
+
+def test_long_texts_leave_backtracking_for_the_linear_engine():
+    # Thousands of unclosed tags make a backtracking finditer rescan the rest of the
+    # text from each one (quadratic); past BACKTRACKING_LIMIT characters the DFA runs.
+    pattern = r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"
+    compiled = compile_regex(pattern)
+    assert compiled.captures is not None  # this pattern has a stdlib form
+    calls = []
+    stdlib = compiled.captures
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(stdlib, name)
+
+        def finditer(self, text):
+            calls.append(len(text))
+            return stdlib.finditer(text)
+
+    compiled.captures = Counting()
+    short = "<parameter=a>x" * 20 + "<parameter=b>\ny\n</parameter>"
+    long = "<parameter=a>x" * 2000 + "<parameter=b>\ny\n</parameter>"
+    for text in (short, long):
+        got = [(m.span(), m.groupdict()) for m in compiled.group_finditer(text)]
+        want = [(m.span(), m.groupdict()) for m in regex.finditer(pattern, text, regex.DOTALL)]
+        assert got == want
+    assert calls == [len(short)]
+    assert len(long) > compiled.BACKTRACKING_LIMIT >= len(short)
