@@ -1332,7 +1332,7 @@ def _is_empty(value):
 class ResponseStream:
     """Streaming parse of one generation (the state behind ``ResponseParser``)."""
 
-    def __init__(self, table, prefix, coerce=None) -> None:
+    def __init__(self, table, prefix, coerce=None, whole=False) -> None:
         if prefix is None:
             raise ValueError(
                 "a prefix is required: pass the chat prompt that preceded the generation "
@@ -1375,7 +1375,8 @@ class ResponseStream:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix)
             if truncated:
                 self.append(truncated)
-                self.process(self.initial_events, eos=False)
+                if not whole:  # parse_whole decides the prefix with the rest
+                    self.process(self.initial_events, eos=False)
 
     # -- feeding -----------------------------------------------------------------
 
@@ -1453,8 +1454,9 @@ class ResponseStream:
         complete, whatever a non-final pass commits (a complete match that
         cannot grow, before every pending one) is what the final pass commits
         from the same position, and the message depends only on the commits.
-        So the final pass runs alone, and finds the watched delimiters that
-        have a stdlib form with ``re`` (see :meth:`complete`).
+        So the final pass runs alone -- over the prompt's tail too, when the
+        stream was made with ``whole=True`` -- and finds the watched delimiters
+        that have a stdlib form with ``re`` (see :meth:`complete`).
         """
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
@@ -3374,7 +3376,7 @@ TABLE = RegionTable(
 
 def parse_response(text, *, prefix=None, tools=None):
     """Parse a complete generation; ``prefix`` is the chat prompt before it."""
-    return ResponseStream(TABLE, prefix, coerce=tool_coercer(tools)).parse_whole(text)
+    return ResponseStream(TABLE, prefix, tool_coercer(tools), whole=True).parse_whole(text)
 
 
 class ResponseParser:
