@@ -1327,6 +1327,8 @@ import re as _re
 _QUICK_HELD = 64
 _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
+_WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
+_SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 
 
 class Delimiter:
@@ -1428,7 +1430,7 @@ def _is_empty(value):
 class ResponseStream:
     """Streaming parse of one generation (the state behind ``ResponseParser``)."""
 
-    def __init__(self, table, prefix, coerce=None) -> None:
+    def __init__(self, table, prefix, coerce=None, whole=False) -> None:
         if prefix is None:
             raise ValueError(
                 "a prefix is required: pass the chat prompt that preceded the generation "
@@ -1464,13 +1466,15 @@ class ResponseStream:
         self.opened = False
         self.finalized = False
         self.scanners = {}
+        self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
         self.enter(table.implicit)
         self.initial_events = []
         if prefix:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix)
             if truncated:
                 self.append(truncated)
-                self.process(self.initial_events, eos=False)
+                if not whole:  # parse_whole decides the prefix with the rest
+                    self.process(self.initial_events, eos=False)
 
     # -- feeding -----------------------------------------------------------------
 
@@ -1540,6 +1544,25 @@ class ResponseStream:
         events = []
         self.process(events, eos=False)
         return events
+
+    def parse_whole(self, text):
+        """``parse_response``: the whole generation at once; returns the message.
+
+        The same message as ``feed(text)`` then ``finalize()``: with the text
+        complete, whatever a non-final pass commits (a complete match that
+        cannot grow, before every pending one) is what the final pass commits
+        from the same position, and the message depends only on the commits.
+        So the final pass runs alone -- over the prompt's tail too, when the
+        stream was made with ``whole=True`` -- and finds the watched delimiters
+        that have a stdlib form with ``re`` (see :meth:`complete`).
+        """
+        if self.finalized:
+            raise RuntimeError("the parser was already finalized")
+        if text:
+            self.append(text)
+        self.whole = {}
+        self.failures = 0
+        return self.finalize()[0]
 
     def finalize(self):
         if self.finalized:
@@ -1675,14 +1698,17 @@ class ResponseStream:
         best = None
         n = self.end
         hold_start = n
+        whole = self.whole if eos else None
         for kind, region in watch:
-            scanner = self.scanner(kind, region)
-            if scanner is None or (scanner.best is None and scanner.quiet()):
-                continue  # no match, and nothing pending before the end
-            m = scanner.result(partial=not eos)
+            delimiter = region.open if kind == "open" else region.close
+            m = _SLOW if whole is None else self.complete((kind, region.name), delimiter)
+            if m is _SLOW:
+                scanner = self.scanner(kind, region)
+                if scanner is None or (scanner.best is None and scanner.quiet()):
+                    continue  # no match, and nothing pending before the end
+                m = scanner.result(partial=not eos)
             if m is None:
                 continue
-            delimiter = region.open if kind == "open" else region.close
             if not eos and (m.partial or self.can_grow(delimiter, m, n)):
                 if m.start < hold_start:
                     hold_start = m.start
@@ -1693,6 +1719,78 @@ class ResponseStream:
         if best is not None and best[2].start >= hold_start:
             best = None
         return best, hold_start
+
+    def complete(self, key, delimiter):
+        """The leftmost complete match from ``pos`` to the end, found with ``re``
+        (the text is whole), or ``_SLOW`` when only the delimiter's scanner can tell.
+
+        For a pattern with a stdlib form (rtcompiler/automata/capture.py: ``re``
+        takes the same first successful path from a start as ``regex``) whose
+        prefilter has no bounded lead, every match holds a literal preceded only
+        by lead characters: no match begins before the run of lead characters
+        ending where the first literal begins. A match tried there, once, is
+        then the leftmost; if it fails, the scanner decides (linear time: no
+        ``re`` search is ever retried from start to start). An answer holds
+        until ``pos`` passes the match's start.
+        """
+        cached = self.whole.get(key)
+        pos = self.pos
+        if cached is not None:
+            if cached is _SLOW:
+                return _SLOW
+            at, m = cached
+            if at <= pos and (m is None or pos <= m.start):
+                return m
+        regex = delimiter.regex
+        pre = regex.prefilter
+        form = regex.captures
+        if form is None or pre is None or pre.lead:
+            self.whole[key] = _SLOW
+            return _SLOW
+        held, base = self.held()
+        lo = pos - base
+        n = len(held)
+        lead = pre.lead_class
+        while True:
+            hit = pre.find(held, lo, n)
+            if hit < 0:
+                self.examined += n - lo
+                self.whole[key] = (pos, None)
+                return None
+            self.examined += hit - lo
+            t = hit
+            if lead is not None:
+                while t > lo and lead.match(held, t - 1) is not None:
+                    t -= 1
+                self.examined += hit - t
+            found = form.match(held, t)
+            if found is not None:
+                break
+            # No match begins at t. When t is the literal's own start, none
+            # begins before the next literal's run of lead characters either:
+            # try there, a bounded number of times a parse (a failed match
+            # may have read far), then leave the delimiter to its scanner.
+            self.failures += 1
+            if t != hit or self.failures > _WHOLE_FAILURES:
+                self.whole[key] = _SLOW
+                return _SLOW
+            lo = hit + 1
+        self.examined += found.end() - t
+        groups = None
+        names = regex.nfa.group_names
+        if names:
+            values = found.groupdict()
+            aliases = regex.capture_names
+            groups = {}
+            for name in names:
+                value = None
+                for alias in aliases.get(name, ()):
+                    if values[alias] is not None:
+                        value = values[alias]
+                groups[name] = value
+        m = Match(t + base, found.end() + base, False, groups)
+        self.whole[key] = (pos, m)
+        return m
 
     @staticmethod
     def can_grow(delimiter, m, n):
@@ -6575,10 +6673,7 @@ TABLE = RegionTable(
 
 def parse_response(text, *, prefix=None, tools=None):
     """Parse a complete generation; ``prefix`` is the chat prompt before it."""
-    parser = ResponseParser(prefix, tools=tools)
-    parser.feed(text)
-    message, _ = parser.finalize()
-    return message
+    return ResponseStream(TABLE, prefix, tool_coercer(tools), whole=True).parse_whole(text)
 
 
 class ResponseParser:

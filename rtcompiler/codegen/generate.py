@@ -198,10 +198,7 @@ def _api() -> str:
 
 def parse_response(text, *, prefix=None, tools=None):
     """Parse a complete generation; ``prefix`` is the chat prompt before it."""
-    parser = ResponseParser(prefix, tools=tools)
-    parser.feed(text)
-    message, _ = parser.finalize()
-    return message
+    return ResponseStream(TABLE, prefix, tool_coercer(tools), whole=True).parse_whole(text)
 
 
 class ResponseParser:

@@ -213,3 +213,50 @@ def test_feeds_late_in_a_long_stream_cost_what_early_ones_do(style):
     parser.finalize()
     assert len(text) == 10 * len(unit)
     assert work[-1] <= 1.2 * work[1], work
+
+
+# -- parse_response: the whole text at once ---------------------------------------
+
+
+def _whole(module, prefix, text):
+    stream = module.ResponseStream(module.TABLE, prefix, whole=True)
+    message = stream.parse_whole(text)
+    return stream, message
+
+
+@pytest.mark.parametrize(
+    "spec, head, unit, tail", CASES,
+    ids=["hermes-ws", "coder-ws", "harmony-header", "name-at-edge", "exponential"],
+)
+def test_whole_text_parse_work_is_bounded_on_adversarial_inputs(spec, head, unit, tail):
+    module = load_parser(load_template(spec))
+    per_size = []
+    for n in SIZES:
+        text = head + unit * n + tail
+        stream, message = _whole(module, "", text)
+        assert message == module.parse_response(text, prefix="")
+        assert stream.rescans == 0
+        per_size.append(_ratios(stream, n))
+    # A stdlib search finds each watched delimiter's next literal once per
+    # stretch; a failed match hands that delimiter to its scanner.
+    _assert_bounded(per_size, steps_bound=2.5, searched_bound=2.5)
+
+
+@pytest.mark.parametrize("style", sorted(PREFIXES))
+def test_whole_text_parse_work_is_bounded_on_mixed_outputs(style):
+    module = load_parser(load_template_file(GRAMMARS / style / "response_template.json"))
+    per_size = []
+    for n in SIZES:
+        text = _mixed(style, n)
+        stream, message = _whole(module, PREFIXES[style], text)
+        fed = _run(module, PREFIXES[style], text, 0)
+        assert message == fed.output
+        per_size.append(_ratios(stream, len(text)))
+    # Each watched delimiter's next literal is found once per stretch (six
+    # delimiters under Harmony); a failed match at a literal is retried at the
+    # next one at most _WHOLE_FAILURES times a parse, then the scanner takes over.
+    steps = [s for s, _ in per_size]
+    examined = [e for _, e in per_size]
+    assert max(steps) <= 0.5, steps
+    assert max(examined) <= 4.5, examined
+    assert examined[2] <= examined[0] * 1.1 + 0.1, examined
