@@ -1473,8 +1473,10 @@ class ResponseStream:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix)
             if truncated:
                 self.append(truncated)
-                if not whole:  # parse_whole decides the prefix with the rest
-                    self.process(self.initial_events, eos=False)
+                # Even for parse_whole: the prompt is a chunk of its own, and `$` before
+                # its last newline closes a region there (as in the reference), which a
+                # pass over prompt and output together would not see.
+                self.process(self.initial_events, eos=False)
 
     # -- feeding -----------------------------------------------------------------
 
@@ -1552,8 +1554,8 @@ class ResponseStream:
         complete, whatever a non-final pass commits (a complete match that
         cannot grow, before every pending one) is what the final pass commits
         from the same position, and the message depends only on the commits.
-        So the final pass runs alone -- over the prompt's tail too, when the
-        stream was made with ``whole=True`` -- and finds the watched delimiters
+        So the final pass runs alone over the output (the prompt's tail was
+        processed as its own chunk, as the reference does) and finds the watched delimiters
         that have a stdlib form with ``re`` (see :meth:`complete`).
         """
         if self.finalized:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 # The default run is reproducible: every property test draws the same examples on every
 # machine, so CI answers for the code and not for the luck of a seed. Exploratory sweeps
 # draw fresh examples: `python -m pytest -n 2 --hypothesis-profile explore`.
 settings.register_profile("reproducible", derandomize=True)
 settings.register_profile("explore", derandomize=False)
+# The first failure as drawn, without shrinking it: for slow properties (parity).
+settings.register_profile(
+    "first-failure", derandomize=True, phases=[Phase.explicit, Phase.reuse, Phase.generate]
+)
 settings.load_profile("reproducible")
 
 
