@@ -443,12 +443,24 @@ class CompiledRegex:
 
     # Backtracking can cost more than linear time: `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over
     # thousands of unclosed `<p=a>` rescans the rest of the text from each one. Up to this
-    # length its worst case is a constant per character; longer texts take the linear DFA.
+    # length its worst case is a constant per character; beyond it the linear DFA runs...
     BACKTRACKING_LIMIT = 4096
+
+    # ... or when few attempts can run long: by the prefilter's facts, an attempt alive
+    # beyond ``reach`` characters began at most ``lead`` characters before a literal, so
+    # with few literals in the text the backtracking cost stays linear.
+    LONG_ATTEMPTS_LIMIT = 64
 
     def _short_text_finditer(self, text: str):
         if len(text) <= self.BACKTRACKING_LIMIT:
             return self.captures.finditer(text)
+        pre = self.prefilter
+        if pre is not None and pre._lead_class is None:
+            occurrences = 0
+            for literal in pre.literals:
+                occurrences += text.count(literal)
+            if occurrences * (pre.lead + 1) <= self.LONG_ATTEMPTS_LIMIT:
+                return self.captures.finditer(text)
         return self.finditer(text)
 
     def class_of(self, ch: str) -> int:

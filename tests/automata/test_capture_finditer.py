@@ -104,7 +104,9 @@ def test_long_texts_leave_backtracking_for_the_linear_engine():
     # Thousands of unclosed tags make a backtracking finditer rescan the rest of the
     # text from each one (quadratic); past BACKTRACKING_LIMIT characters the DFA runs.
     pattern = r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"
-    compiled = compile_regex(pattern)
+    # A private, uncached copy: this test explores its lazy DFA and swaps its stdlib
+    # form, which must not leak into other users of compile_regex's cache.
+    compiled = compile_regex.__wrapped__(pattern)
     assert compiled.captures is not None  # this pattern has a stdlib form
     calls = []
     stdlib = compiled.captures
@@ -117,12 +119,23 @@ def test_long_texts_leave_backtracking_for_the_linear_engine():
             calls.append(len(text))
             return stdlib.finditer(text)
 
+    # compile_regex is cached: the counting stand-in must not outlive this test.
     compiled.captures = Counting()
-    short = "<parameter=a>x" * 20 + "<parameter=b>\ny\n</parameter>"
-    long = "<parameter=a>x" * 2000 + "<parameter=b>\ny\n</parameter>"
-    for text in (short, long):
-        got = [(m.span(), m.groupdict()) for m in compiled.group_finditer(text)]
-        want = [(m.span(), m.groupdict()) for m in regex.finditer(pattern, text, regex.DOTALL)]
-        assert got == want
-    assert calls == [len(short)]
-    assert len(long) > compiled.BACKTRACKING_LIMIT >= len(short)
+    try:
+        short = "<parameter=a>x" * 20 + "<parameter=b>\ny\n</parameter>"
+        long = "<parameter=a>x" * 2000 + "<parameter=b>\ny\n</parameter>"
+        for text in (short, long):
+            got = [(m.span(), m.groupdict()) for m in compiled.group_finditer(text)]
+            want = [(m.span(), m.groupdict()) for m in regex.finditer(pattern, text, regex.DOTALL)]
+            assert got == want
+        assert calls == [len(short)]
+        assert len(long) > compiled.BACKTRACKING_LIMIT >= len(short)
+        # A long text with few tags (a file body in one parameter) keeps the stdlib form:
+        # few attempts can run long, so backtracking stays linear.
+        few = "<parameter=path>\na.py\n</parameter>\n<parameter=body>\n" + "x = 1\n" * 2000
+        few += "</parameter>"
+        got = [(m.span(), m.groupdict()) for m in compiled.group_finditer(few)]
+        assert got == [(m.span(), m.groupdict()) for m in regex.finditer(pattern, few, regex.DOTALL)]
+        assert calls == [len(short), len(few)]
+    finally:
+        compiled.captures = stdlib
