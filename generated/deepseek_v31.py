@@ -1354,7 +1354,7 @@ def _is_empty(value):
 class ResponseStream:
     """Streaming parse of one generation (the state behind ``ResponseParser``)."""
 
-    def __init__(self, table, prefix, coerce=None, whole=False) -> None:
+    def __init__(self, table, prefix, coerce=None) -> None:
         if prefix is None:
             raise ValueError(
                 "a prefix is required: pass the chat prompt that preceded the generation "
@@ -1444,24 +1444,9 @@ class ResponseStream:
                     if j < stop:
                         stop = j
             self.pos = base + stop
-            if stop > i and self.current is not None:
-                unsent = held[i:stop]
-                if self.opened:
-                    events = []
-                else:
-                    events = [{"type": "region_open", "field": self.current}]
-                    self.opened = True
-                tail = self.tail
-                tail.append(unsent)
-                if len(tail) >= _BODY_RUN:
-                    self.body.append("".join(tail))
-                    tail.clear()
-                events.append(
-                    {"type": "region_chunk", "field": self.current, "text": unsent,
-                     "dirty": self.dirty}
-                )
-            else:
-                events = []  # all held, or the null sink
+            events = []
+            if stop > i:  # else all held
+                self.accumulate(events, held[i:stop])
             return events
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
@@ -1731,7 +1716,6 @@ class ResponseStream:
     def accumulate(self, events, text):
         if not text or self.current is None:
             return  # no region open and no implicit field: the null sink
-        region = self.table.by_name[self.current]
         if not self.opened:
             events.append({"type": "region_open", "field": self.current})
             self.opened = True
@@ -1742,7 +1726,7 @@ class ResponseStream:
             tail.clear()
         events.append(
             {"type": "region_chunk", "field": self.current, "text": text,
-             "dirty": not region.streamable}
+             "dirty": self.dirty}
         )
 
     def enter(self, mode):
@@ -3262,7 +3246,7 @@ TABLE = RegionTable(
 
 def parse_response(text, *, prefix=None, tools=None):
     """Parse a complete generation; ``prefix`` is the chat prompt before it."""
-    return ResponseStream(TABLE, prefix, tool_coercer(tools), whole=True).parse_whole(text)
+    return ResponseStream(TABLE, prefix, tool_coercer(tools)).parse_whole(text)
 
 
 class ResponseParser:

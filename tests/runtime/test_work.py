@@ -219,7 +219,7 @@ def test_feeds_late_in_a_long_stream_cost_what_early_ones_do(style):
 
 
 def _whole(module, prefix, text):
-    stream = module.ResponseStream(module.TABLE, prefix, whole=True)
+    stream = module.ResponseStream(module.TABLE, prefix)
     message = stream.parse_whole(text)
     return stream, message
 
