@@ -982,6 +982,7 @@ def _group_text(text: str, slots: tuple[int, ...], index: int) -> str | None:
 # Imports sit inside the section so that a generated module gets them with it.
 import json as _json  # noqa: E402
 import re as _re  # noqa: E402
+from json.encoder import encode_basestring_ascii as _json_string  # noqa: E402
 
 # String bodies found between custom delimiters are parked behind these markers while
 # the rest of the text is rewritten. They are control characters a model never writes,
@@ -1000,6 +1001,113 @@ def _json_pattern(source: str):
     return compiled
 
 
+def _park_strings(text: str, open_d: str, close_d: str, parked: list) -> str:
+    """Every ``open_d ... close_d`` string (lazy, across lines) replaced by a marker.
+
+    What ``re.sub(escape(open_d) + "(.*?)" + escape(close_d), ...)`` does, with
+    ``str.find``: the lazy loop made sre try the close delimiter at every
+    character of a long string (a file body), several times slower.
+    """
+    if not open_d or not close_d:
+        # Empty delimiters match everywhere; the regex form defines what that means.
+        def park(m) -> str:
+            parked.append(m.group(1))
+            return f"{_PARK_OPEN}{len(parked) - 1}{_PARK_CLOSE}"
+
+        source = _re.escape(open_d) + "(.*?)" + _re.escape(close_d)
+        return _json_pattern(source).sub(park, text)
+    out = []
+    at = 0
+    find = text.find
+    while True:
+        start = find(open_d, at)
+        if start < 0:
+            break
+        inner = start + len(open_d)
+        stop = find(close_d, inner)
+        if stop < 0:
+            break  # no later opening has a close either
+        out.append(text[at:start])
+        out.append(f"{_PARK_OPEN}{len(parked)}{_PARK_CLOSE}")
+        parked.append(text[inner:stop])
+        at = stop + len(close_d)
+    if not out:
+        return text
+    out.append(text[at:])
+    return "".join(out)
+
+
+_LOOKBEHIND = "(?<=[{,])"
+
+
+_key_splitters: dict = {}
+
+
+def _quote_keys(text: str, key_pattern: str) -> str:
+    # Keyed by the template's own pattern string, whose hash Python keeps: a key
+    # built here would be hashed anew, all few thousand characters of it, per call.
+    splitter = _key_splitters.get(key_pattern)
+    if splitter is None and key_pattern.startswith(_LOOKBEHIND):
+        # The same matches with the brace or comma consumed (a key ends with ':', so
+        # it is never the next key's lookbehind); sre then skips to those two
+        # characters at C speed instead of testing the lookbehind everywhere.
+        splitter = _key_splitters[key_pattern] = _re.compile(
+            "([{,])" + key_pattern[len(_LOOKBEHIND):], _re.DOTALL
+        ).split
+    if splitter is not None:
+        parts = splitter(text)
+        if len(parts) == 1:
+            return text
+        # split() gives [text, brace, key, text, brace, key, ...]: joining is cheaper
+        # than sub's per-match expansion of a replacement template.
+        for k in range(2, len(parts), 3):
+            parts[k] = f'"{parts[k]}":'
+        return "".join(parts)
+    return _json_pattern(key_pattern).sub(r'"\1":', text)
+
+
+# Parked strings this long in all are not written out as JSON and read back: the text
+# is decoded with a short stand-in string per parked one, then the strings are put in
+# place (see _loads_parked). Below it, encoding and decoding cost less than the walk.
+_PARKED_DIRECT = 256
+_UNSURE = object()
+
+
+class _KeyParked(Exception):
+    pass
+
+
+def _loads_parked(working: str, parked: list) -> object:
+    """``json.loads`` of ``working`` with every marker replaced by the JSON of its
+    parked string, or ``_UNSURE`` when this shortcut cannot tell.
+
+    Each marker becomes the JSON string ``"\\u0001N\\u0002"``: a string token where
+    the dumped string would be, so the document parses (or fails) alike, and decodes
+    to a value no other string in it can have (the text holds no escape of those
+    characters, checked by the caller, nor the raw characters). A stand-in used as an
+    object key gives up: duplicate keys would merge differently.
+    """
+    text = working.replace(_PARK_OPEN, '"\\u0001').replace(_PARK_CLOSE, '\\u0002"')
+    try:
+        return _unpark(_json.loads(text), parked)
+    except (ValueError, RecursionError, _KeyParked):
+        return _UNSURE  # the caller decodes the written-out form, failing as it should
+
+
+def _unpark(value: object, parked: list) -> object:
+    kind = type(value)
+    if kind is str:
+        return parked[int(value[1:-1])] if value[:1] == _PARK_OPEN else value
+    if kind is list:
+        return [_unpark(item, parked) for item in value]
+    if kind is dict:
+        for key in value:
+            if key[:1] == _PARK_OPEN:
+                raise _KeyParked
+        return {key: _unpark(item, parked) for key, item in value.items()}
+    return value
+
+
 def parse_json(body: str, args: dict) -> object:
     """JSON, optionally after two repairs for near-JSON that models write.
 
@@ -1015,11 +1123,6 @@ def parse_json(body: str, args: dict) -> object:
         )
     working = body
     parked: list = []
-
-    def park(m) -> str:
-        parked.append(m.group(1))
-        return f"{_PARK_OPEN}{len(parked) - 1}{_PARK_CLOSE}"
-
     # Iterate the value as written: a malformed string_delims fails here with the
     # same exception the reference raises (unpacking a non-pair, iterating None, ...).
     for open_d, close_d in delims:
@@ -1028,14 +1131,22 @@ def parse_json(body: str, args: dict) -> object:
                 f"json: string_delims entries must be pairs of strings, "
                 f"got {type(open_d).__name__} and {type(close_d).__name__}"
             )
-        # Lazy and DOTALL: a string ends at the first close delimiter, across lines.
-        source = _re.escape(open_d) + "(.*?)" + _re.escape(close_d)
-        working = _json_pattern(source).sub(park, working)
+        working = _park_strings(working, open_d, close_d, parked)
     key_pattern = args["unquoted_key_pattern"]
     if key_pattern is not None:
-        working = _json_pattern(key_pattern).sub(r'"\1":', working)
-    for index, parked_text in enumerate(parked):
-        working = working.replace(f"{_PARK_OPEN}{index}{_PARK_CLOSE}", _json.dumps(parked_text))
+        working = _quote_keys(working, key_pattern)
+    if parked:
+        if sum(map(len, parked)) >= _PARKED_DIRECT and "\\u000" not in working:
+            value = _loads_parked(working, parked)
+            if value is not _UNSURE:
+                return value
+        # One pass puts every string back, as JSON: a dumped string holds no
+        # marker (json.dumps escapes control characters), so none is re-read.
+        parts = working.split(_PARK_OPEN)
+        for k in range(1, len(parts)):
+            index, rest = parts[k].split(_PARK_CLOSE, 1)
+            parts[k] = _json_string(parked[int(index)]) + rest  # what json.dumps writes
+        working = "".join(parts)
     try:
         return _json.loads(working)
     except _json.JSONDecodeError as exc:

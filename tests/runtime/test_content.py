@@ -227,6 +227,44 @@ def test_json(body: str, args: dict[str, Any]) -> None:
     check("json", args, body)
 
 
+@pytest.fixture
+def park_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decode with stand-ins for every parked string, however short (see _loads_parked)."""
+    import rtcompiler.runtime.content as content
+
+    monkeypatch.setattr(content, "_PARKED_DIRECT", 0)
+
+
+@DIFFERENTIAL
+@given(body=near_json(), args=json_args)
+def test_json_parked_shortcut(body: str, args: dict[str, Any]) -> None:
+    import rtcompiler.runtime.content as content
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(content, "_PARKED_DIRECT", 0)
+        check("json", args, body)
+
+
+def test_json_parked_shortcut_cases(park_always: None) -> None:
+    delims = {"string_delims": [["<<", ">>"]], "unquoted_keys": True}
+    cases = [
+        '{a: <<x>>, b: [<<y>>, 1, {c: <<z>>}]}',
+        '{<<k>>: 1}',  # a parked key: the shortcut gives up
+        '{"k": 1, <<k>>: 2, "k": 3}',  # duplicate keys across the two spellings
+        '{a: <<x>>, b: "\\u0001"}',  # an escape of the marker character itself
+        '{a: "\\u00010\\u0002", b: <<x>>}',
+        '{a: pre<<x>>post}',
+        '{a: "in <<x>> side"}',
+        '<<x>>',
+        '[<<x>>, <<y>>]',
+        '[' * 50 + '<<x>>' + ']' * 50,
+        '{a: <<x>>',
+    ]
+    for body in cases:
+        check("json", delims, body)
+    assert ours("json", delims, '[<<x>>, <<y>>]') == ["x", "y"]
+
+
 # Word characters by one engine or the other: letters of each case kind, marks, the
 # zero-width joiner (Join_Control), connector punctuation, numbers of each kind.
 WORDISH = ["a", "Z", "_", "0", "é", "\u0301", "\u0300", "\u203f", "²", "\u0663", "中", "ǅ"]
@@ -255,6 +293,17 @@ def test_json_specific_cases() -> None:
         ('{"a": <<x\x01>>}', {"string_delims": [["<<", ">>"]]}),  # sentinel: ValueError
         ("{\x01}", {}),  # no string_delims: sentinels are not special
         ('{"a": [<x>]}', {"string_delims": [["<", ">"], ["[", "]"]]}),
+        # Parking with str.find: an opening without a close ends the rewriting, later
+        # openings included; a close before any opening is text; open == close pairs up.
+        ('{"a": <<x>>, "b": <<y, "c": <<z>>}', {"string_delims": [["<<", ">>"]]}),
+        ('{"a": >>x<<, "b": <<y>>}', {"string_delims": [["<<", ">>"]]}),
+        ("{'a': 'x', 'b': 'y'}", {"string_delims": [["'", "'"]]}),
+        ("{'a': 'x', 'b': 'y}", {"string_delims": [["'", "'"]]}),
+        ('{"a": <<<x>>>}', {"string_delims": [["<<", ">>"]]}),
+        ('{"a": [<x]>]}', {"string_delims": [["[", "]"], ["<", ">"]]}),
+        ("{a:<<q: 1, b:2>>, c:3}", {"string_delims": [["<<", ">>"]], "unquoted_keys": True}),
+        ("{a:1,{b:2}", {"unquoted_keys": True}),
+        ("[{a:1},{b:[{c:2}]}]", {"unquoted_keys": True}),
         ("[" + "9" * 5000 + "]", {"allow_non_json": True}),  # int digit limit: not a fallback
         ("[" * 100000, {"allow_non_json": True}),  # RecursionError propagates
         ("not json", {"allow_non_json": True, "strip": False}),
