@@ -1527,6 +1527,34 @@ class ResponseStream:
             # (context for a scanner made later), the held text, the piece.
             pos, end = self.pos, self.end
             if pos == end:
+                if quick[0](text) is None:
+                    # Nothing held and nothing to watch in the piece (the usual
+                    # token): it is all region text. The danger patterns look at
+                    # no character before the piece, so it is searched alone, and
+                    # kept alone: its last character is the context a later
+                    # scanner reads before ``pos``.
+                    self.pieces = [text]
+                    self.base = end
+                    self.fresh, self.fresh_start = text, end
+                    self.end = self.pos = end = end + len(text)
+                    self.examined += len(text)
+                    if self.current is None:
+                        return []  # the null sink
+                    if not self.opened:
+                        events = [{"type": "region_open", "field": self.current}]
+                        self.opened = True
+                    else:
+                        events = []
+                    tail = self.tail
+                    tail.append(text)
+                    if len(tail) >= _BODY_RUN:
+                        self.body.append("".join(tail))
+                        tail.clear()
+                    events.append(
+                        {"type": "region_chunk", "field": self.current, "text": text,
+                         "dirty": self.dirty}
+                    )
+                    return events
                 before = self.pieces[-1][-1:] if end else ""
                 held = before + text
             else:
