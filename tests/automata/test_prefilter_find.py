@@ -1,0 +1,68 @@
+"""``Prefilter.find`` over several literals: right, and reading linear amounts of text.
+
+It finds the leftmost literal with one ``str.find`` per literal over windows that grow
+until one holds a hit, instead of an alternation search with ``re`` (see its comments).
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rtcompiler.runtime.engine import Prefilter
+
+
+def _prefilter(literals: list[str]) -> Prefilter:
+    return Prefilter({"literals": literals, "lead": 0, "lead_ranges": []})
+
+
+@given(
+    literals=st.lists(st.text("ab<|", min_size=1, max_size=4), min_size=2, max_size=4, unique=True),
+    text=st.text("ab<| ", max_size=3000),
+    data=st.data(),
+)
+def test_finds_the_leftmost_literal_in_the_range(literals, text, data):
+    lo = data.draw(st.integers(0, len(text)))
+    hi = data.draw(st.integers(lo, len(text)))
+    alternation = re.compile("|".join(re.escape(s) for s in literals))
+    m = alternation.search(text, lo, hi)
+    # Both report the leftmost start; at one start, either literal will do.
+    assert _prefilter(literals).find(text, lo, hi) == (-1 if m is None else m.start())
+
+
+class _CountingText(str):
+    """A text that counts the characters its ``find`` calls read (up to the hit)."""
+
+    read = 0
+
+    def find(self, sub, lo=0, hi=None):  # type: ignore[override]
+        at = str.find(self, sub, lo, hi)
+        stop = len(self) if hi is None else min(hi, len(self))
+        _CountingText.read += max(0, (at + len(sub) if at >= 0 else stop) - lo)
+        return at
+
+
+def test_reads_a_bounded_amount_per_character_whatever_the_hits():
+    # One literal on every line, the other never: a find per literal over the rest
+    # of the text after each hit would read n^2/2 characters.
+    pre = _prefilter(["<|never|>", "\n"])
+    for n in (4_000, 64_000):
+        text = _CountingText(("word " * 3 + "\n") * (n // 16))
+        _CountingText.read = 0
+        lo, hits = 0, 0
+        while (hit := pre.find(text, lo, len(text))) >= 0:
+            lo, hits = hit + 1, hits + 1
+        assert hits == n // 16
+        # The literal that hits is searched first, and bounds the other's search:
+        # about twice the text in all, after the first window.
+        assert _CountingText.read <= 4 * len(text) + 2 * 1024, (n, _CountingText.read)
+
+
+def test_far_hits_cost_a_constant_multiple_of_their_distance():
+    pre = _prefilter(["<|a|>", "<|b|>"])
+    text = _CountingText("x" * 200_000 + "<|b|>")
+    _CountingText.read = 0
+    assert pre.find(text, 0, len(text)) == 200_000
+    assert _CountingText.read <= 2 * 4 * 200_000
