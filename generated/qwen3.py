@@ -823,8 +823,8 @@ class Prefilter:
     """
 
     __slots__ = (
-        "literals", "lead", "reach", "_one", "_window", "_order", "_lead_class", "danger", "_danger",
-        "lead_loop", "simple", "_heads",
+        "literals", "lead", "reach", "_one", "_window", "_order", "_lead_class", "danger",
+        "_danger", "lead_loop", "simple", "_heads",
     )
 
     def __init__(self, data: dict) -> None:
