@@ -1287,16 +1287,18 @@ def coerce_argument(raw: str, types: tuple) -> object:
     return raw
 
 
-def coerce_tool_calls(value: object, params: dict) -> object:
+def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) -> object:  # noqa: UP037
     """Type the arguments of the tool call(s) in ``value``, in place; returns ``value``.
 
     A list is walked item by item into a new list; a dict is a tool call when its
     ``function`` is a dict with a string ``name`` and dict ``arguments``. Only
     arguments named in the tool's properties, with a schema that admits some type,
     are touched; an argument already typed by the content parser is left alone.
+    ``known``: the types of each (tool, argument) worked out so far, kept between
+    calls of one parser (the schemas are read once per argument name, not per call).
     """
     if isinstance(value, list):
-        return [coerce_tool_calls(item, params) for item in value]
+        return [coerce_tool_calls(item, params, known) for item in value]
     function = value.get("function") if isinstance(value, dict) else None
     if not isinstance(function, dict):
         return value
@@ -1307,7 +1309,11 @@ def coerce_tool_calls(value: object, params: dict) -> object:
     if not properties:
         return value
     for key, argument in arguments.items():
-        types = schema_types(properties[key]) if key in properties else ()
+        types = None if known is None else known.get((name, key))
+        if types is None:
+            types = schema_types(properties[key]) if key in properties else ()
+            if known is not None:
+                known[(name, key)] = types
         if not types:
             continue
         if isinstance(argument, str):
@@ -1328,7 +1334,8 @@ def tool_coercer(tools: "Iterable[Any] | None") -> "Callable[[Any], Any] | None"
     params = tool_parameters(tools)
     if not params:
         return None
-    return lambda value: coerce_tool_calls(value, params)
+    known: dict = {}
+    return lambda value: coerce_tool_calls(value, params, known)
 
 
 
@@ -1392,14 +1399,25 @@ _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 class Delimiter:
     """One open or close delimiter, as the region machine watches it."""
 
-    __slots__ = ("regex", "is_literal", "can_extend")
+    __slots__ = ("regex", "is_literal", "can_extend", "fixed", "longest")
 
-    def __init__(self, regex, is_literal, can_extend) -> None:
+    def __init__(self, regex, is_literal, can_extend, literals=None) -> None:
         self.regex = regex  # a CompiledRegex
         # A literal delimiter fully present before the end of the buffer cannot
         # grow, unless another literal of its list extends it.
         self.is_literal = is_literal
         self.can_extend = can_extend
+        # Literals none of which begins another: at most one matches at a start,
+        # so what a search answers is known from str.find and the literals'
+        # beginnings, without a scanner (see ResponseStream.fixed_search).
+        pre = regex.prefilter
+        self.fixed = None
+        if (
+            is_literal and not can_extend and literals and pre is not None and pre.simple
+            and not pre.lead and pre.lead_class is None and set(pre.literals) == set(literals)
+        ):
+            self.fixed = tuple(literals)
+            self.longest = max(len(s) for s in literals)
 
 
 class Region:
@@ -1423,6 +1441,7 @@ class RegionTable:
 
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch", "quiet",
+        "watches",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -1432,11 +1451,19 @@ class RegionTable:
         self.defaults = defaults
         self.start_anchor = start_anchor  # a CompiledRegex
         # Outside explicit regions: every open, in field order, then the
-        # implicit field's close. Inside region r: only r's close.
-        watch = [("open", r) for r in regions if r.open is not None]
+        # implicit field's close. Inside region r: only r's close. An entry is
+        # (kind, region, delimiter, key of the stream's per-watcher state).
+        watch = [("open", r, r.open, ("open", r.name)) for r in regions if r.open is not None]
         if implicit is not None and self.by_name[implicit].close is not None:
-            watch.append(("close", self.by_name[implicit]))
+            region = self.by_name[implicit]
+            watch.append(("close", region, region.close, ("close", implicit)))
         self.outside_watch = watch
+        self.watches = {None: watch, implicit: watch}
+        for r in regions:
+            if r.open is not None and r.name != implicit:
+                self.watches[r.name] = (
+                    [("close", r, r.close, ("close", r.name))] if r.close is not None else []
+                )
         # Per mode, a stdlib pattern that finds, in a piece of text searched from
         # its start, everything that could leave a watched delimiter matched or
         # pending (see Prefilter.danger). A piece it does not match is all
@@ -1445,8 +1472,7 @@ class RegionTable:
         modes = [implicit] + [r.name for r in regions if r.open is not None]
         for mode in modes:
             pres = [
-                (region.open if kind == "open" else region.close).regex.prefilter
-                for kind, region in self.watch(mode)
+                delimiter.regex.prefilter for _, _, delimiter, _ in self.watch(mode)
             ]
             if any(pre is None or pre.danger is None for pre in pres):
                 self.quiet[mode] = None
@@ -1460,10 +1486,12 @@ class RegionTable:
                 self.quiet[mode] = (danger.search, None, None)
 
     def watch(self, current):
-        if current is not None and current != self.implicit:
+        """What the machine watches in mode ``current``: (kind, region, delimiter, key)s."""
+        found = self.watches.get(current)
+        if found is None:  # a region entered without an open (the implicit one)
             region = self.by_name[current]
-            return [("close", region)] if region.close is not None else []
-        return self.outside_watch
+            return [("close", region, region.close, ("close", current))] if region.close else []
+        return found
 
 
 def truncate_at_last_anchor(anchor, prefix):
@@ -1524,6 +1552,7 @@ class ResponseStream:
         self.opened = False
         self.finalized = False
         self.scanners = {}
+        self.fixed_seen = {}  # per literal watcher: (a, b), no literal begins in [a, b)
         self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
         self.enter(table.implicit)
         self.initial_events = []
@@ -1723,7 +1752,7 @@ class ResponseStream:
             break
         self.trim()
 
-    def scanner(self, kind, region):
+    def scanner(self, key, delimiter):
         """The watcher's scanner, searching from ``pos`` and caught up with the buffer.
 
         A scanner outlives the mode that made it: when the machine comes back
@@ -1732,8 +1761,6 @@ class ResponseStream:
         None, making none, when the delimiter's prefilter shows that a search
         from ``pos`` would find nothing to commit or hold.
         """
-        key = (kind, region.name)
-        delimiter = region.open if kind == "open" else region.close
         scanner = self.scanners.get(key)
         pos = self.pos
         if scanner is not None and scanner.start != pos:
@@ -1772,11 +1799,22 @@ class ResponseStream:
         n = self.end
         hold_start = n
         whole = self.whole if eos else None
-        for kind, region in watch:
-            delimiter = region.open if kind == "open" else region.close
-            m = _SLOW if whole is None else self.complete((kind, region.name), delimiter)
+        for kind, region, delimiter, watcher in watch:
+            m = _SLOW
+            if whole is None and delimiter.fixed is not None:
+                m = self.fixed_search(watcher, delimiter, eos)
+            elif whole is not None:
+                cached = whole.get(watcher)
+                # complete()'s answer from an earlier scan still holds (see there).
+                if (
+                    cached is not None and cached is not _SLOW and cached[0] <= self.pos
+                    and (cached[1] is None or self.pos <= cached[1].start)
+                ):
+                    m = cached[1]
+                else:
+                    m = self.complete(watcher, delimiter)
             if m is _SLOW:
-                scanner = self.scanner(kind, region)
+                scanner = self.scanner(watcher, delimiter)
                 if scanner is None or (scanner.best is None and scanner.quiet()):
                     continue  # no match, and nothing pending before the end
                 m = scanner.result(partial=not eos)
@@ -1792,6 +1830,46 @@ class ResponseStream:
         if best is not None and best[2].start >= hold_start:
             best = None
         return best, hold_start
+
+    def fixed_search(self, watcher, delimiter, eos):
+        """What the delimiter's scanner would answer, for literals none of which
+        begins another: the leftmost whole literal from ``pos`` if there is one
+        (``regex`` prefers a complete match to an earlier partial one), else,
+        unless the text is final, the leftmost start where the rest of the text
+        begins a literal.
+
+        What is known to hold no literal is not searched again: text only
+        grows at the end, so a literal can begin before ``longest - 1``
+        characters from the end only if it did at the last search.
+        """
+        held, base = self.held()
+        pos, end = self.pos, self.end
+        seen = self.fixed_seen.get(watcher)
+        if seen is not None and seen[0] <= pos <= seen[1]:
+            known, start = seen[0], seen[1]
+        else:
+            known = start = pos
+        pre = delimiter.regex.prefilter
+        j = pre.find(held, start - base, end - base)
+        if j >= 0:
+            self.examined += j - (start - base)
+            self.fixed_seen[watcher] = (known, j + base)
+            for literal in delimiter.fixed:
+                if held.startswith(literal, j):
+                    return Match(j + base, j + base + len(literal), False)
+        self.examined += end - start
+        lo = max(start, end - delimiter.longest + 1)
+        if eos:
+            self.fixed_seen[watcher] = (known, lo)
+            return None
+        # A literal can still begin at or after lo only where the rest of the
+        # text begins one: from the leftmost such start on (or the end).
+        p = pre.pending(held, lo - base)
+        self.examined += end - lo
+        self.fixed_seen[watcher] = (known, p + base)
+        if p < len(held):
+            return Match(p + base, end, True)
+        return None
 
     def complete(self, key, delimiter):
         """The leftmost complete match from ``pos`` to the end, found with ``re``
@@ -3395,9 +3473,9 @@ def _process_2(body, captures):
 
 TABLE = RegionTable(
     [
-        Region('reasoning_content', Delimiter(_REGEXES[1], True, False), Delimiter(_REGEXES[2], True, False), True, False, None, True, _process_0),
+        Region('reasoning_content', Delimiter(_REGEXES[1], True, False, ['<think>']), Delimiter(_REGEXES[2], True, False, ['</think>']), True, False, None, True, _process_0),
         Region('tool_calls', Delimiter(_REGEXES[3], False, False), Delimiter(_REGEXES[4], False, False), False, True, None, True, _process_1),
-        Region('content', None, Delimiter(_REGEXES[5], True, False), True, False, None, True, _process_2),
+        Region('content', None, Delimiter(_REGEXES[5], True, False, ['<｜end▁of▁sentence｜>', '<｜tool▁calls▁end｜>']), True, False, None, True, _process_2),
     ],
     'content',
     {'role': 'assistant'},

@@ -172,7 +172,8 @@ def _region_source(module: _Module, index: int, f: Field) -> str:
         if d is None:
             return "None"
         slot = module.regex(d.regex_source)
-        return f"Delimiter(_REGEXES[{slot}], {d.is_literal!r}, {d.can_extend!r})"
+        literals = f", {literal(list(d.literals))}" if d.is_literal else ""
+        return f"Delimiter(_REGEXES[{slot}], {d.is_literal!r}, {d.can_extend!r}{literals})"
 
     return (
         f"Region({literal(f.name)}, {delimiter(f.open)}, {delimiter(f.close)}, "

@@ -109,16 +109,18 @@ def coerce_argument(raw: str, types: tuple) -> object:
     return raw
 
 
-def coerce_tool_calls(value: object, params: dict) -> object:
+def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) -> object:  # noqa: UP037
     """Type the arguments of the tool call(s) in ``value``, in place; returns ``value``.
 
     A list is walked item by item into a new list; a dict is a tool call when its
     ``function`` is a dict with a string ``name`` and dict ``arguments``. Only
     arguments named in the tool's properties, with a schema that admits some type,
     are touched; an argument already typed by the content parser is left alone.
+    ``known``: the types of each (tool, argument) worked out so far, kept between
+    calls of one parser (the schemas are read once per argument name, not per call).
     """
     if isinstance(value, list):
-        return [coerce_tool_calls(item, params) for item in value]
+        return [coerce_tool_calls(item, params, known) for item in value]
     function = value.get("function") if isinstance(value, dict) else None
     if not isinstance(function, dict):
         return value
@@ -129,7 +131,11 @@ def coerce_tool_calls(value: object, params: dict) -> object:
     if not properties:
         return value
     for key, argument in arguments.items():
-        types = schema_types(properties[key]) if key in properties else ()
+        types = None if known is None else known.get((name, key))
+        if types is None:
+            types = schema_types(properties[key]) if key in properties else ()
+            if known is not None:
+                known[(name, key)] = types
         if not types:
             continue
         if isinstance(argument, str):
@@ -150,7 +156,8 @@ def tool_coercer(tools: "Iterable[Any] | None") -> "Callable[[Any], Any] | None"
     params = tool_parameters(tools)
     if not params:
         return None
-    return lambda value: coerce_tool_calls(value, params)
+    known: dict = {}
+    return lambda value: coerce_tool_calls(value, params, known)
 
 
 ###}

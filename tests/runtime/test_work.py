@@ -191,8 +191,12 @@ def test_mixed_output_work_per_character_is_bounded(style, step):
         assert stream.end - stream.base <= 2 * 64 + 2
         assert all(s._chunks is None for s in stream.scanners.values())
     # The prefilters leave all but a few characters near delimiters to C-speed
-    # searches (one per watched delimiter, about three per mode).
-    _assert_bounded(per_size, steps_bound=0.5, searched_bound=3.5)
+    # searches (one per watched delimiter, about three per mode). A delimiter of
+    # literals is never stepped: while the text ends with the beginning of one
+    # (a Harmony header fed a character at a time), each feed reads that stretch
+    # again with str.find and the search for beginnings, at most the longest
+    # literal twice.
+    _assert_bounded(per_size, steps_bound=0.5, searched_bound=5.5)
 
 
 @pytest.mark.parametrize("style", sorted(PREFIXES))
