@@ -1246,6 +1246,9 @@ def coerce_argument(raw: str, types: tuple) -> object:
     return raw
 
 
+_CASTS = frozenset(("integer", "number", "boolean", "null", "object", "array"))
+
+
 def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) -> object:  # noqa: UP037
     """Type the arguments of the tool call(s) in ``value``, in place; returns ``value``.
 
@@ -1271,6 +1274,9 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
         types = None if known is None else known.get((name, key))
         if types is None:
             types = schema_types(properties[key]) if key in properties else ()
+            # Only these names can turn text into something else; the rest
+            # ("string", unknown names) pass it through, so they are dropped.
+            types = tuple(t for t in types if t in _CASTS)
             if known is not None:
                 known[(name, key)] = types
         if not types:
@@ -1539,6 +1545,8 @@ class ResponseStream:
         self.finalized = False
         self.scanners = {}
         self.fixed_seen = {}  # per literal watcher: (a, b), no literal begins in [a, b)
+        # (watch entry, position, watch list): what held the text at the last scan
+        self.held_by = None
         self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
         self.enter(table.implicit)
         self.initial_events = []
@@ -1780,12 +1788,29 @@ class ResponseStream:
         return scanner
 
     def scan(self, watch, eos):
+        n = self.end
+        held_by = self.held_by
+        if held_by is not None and not eos and held_by[1] == self.pos and held_by[2] is watch:
+            # The last scan held the text from here because of one watcher, and
+            # the machine moved here. Every search now starts here, so while
+            # that watcher still pends here nothing can commit (a match must
+            # begin before every pending one): ask it alone. The others catch
+            # up when they are asked again (scanners step on from where they
+            # stopped; literals resume where they were last searched).
+            _, _, delimiter, watcher = entry = held_by[0]
+            m = self.answer(entry, False)
+            if m is not None and m.start == self.pos and (
+                m.partial or self.can_grow(delimiter, m, n)
+            ):
+                return None, m.start
+        self.held_by = None
         best_key = None
         best = None
-        n = self.end
         hold_start = n
+        holder = None
         whole = self.whole if eos else None
-        for kind, region, delimiter, watcher in watch:
+        for entry in watch:
+            kind, region, delimiter, watcher = entry
             m = _SLOW
             if whole is None and delimiter.fixed is not None:
                 m = self.fixed_search(watcher, delimiter, eos)
@@ -1808,14 +1833,26 @@ class ResponseStream:
                 continue
             if not eos and (m.partial or self.can_grow(delimiter, m, n)):
                 if m.start < hold_start:
-                    hold_start = m.start
+                    hold_start, holder = m.start, entry
                 continue
             key = (m.start, m.start - m.end, 0 if kind == "open" else 1, region.name)
             if best_key is None or key < best_key:
                 best_key, best = key, (kind, region, m)
         if best is not None and best[2].start >= hold_start:
             best = None
+        if best is None and holder is not None and whole is None:
+            self.held_by = (holder, hold_start, watch)
         return best, hold_start
+
+    def answer(self, entry, eos):
+        """One watcher's answer from ``pos`` (streaming): a Match, or None."""
+        _, _, delimiter, watcher = entry
+        if delimiter.fixed is not None:
+            return self.fixed_search(watcher, delimiter, eos)
+        scanner = self.scanner(watcher, delimiter)
+        if scanner is None or (scanner.best is None and scanner.quiet()):
+            return None
+        return scanner.result(partial=not eos)
 
     def fixed_search(self, watcher, delimiter, eos):
         """What the delimiter's scanner would answer, for literals none of which
@@ -1839,7 +1876,10 @@ class ResponseStream:
         j = pre.find(held, start - base, end - base)
         if j >= 0:
             self.examined += j - (start - base)
-            self.fixed_seen[watcher] = (known, j + base)
+            # Before j no literal begins now; near the end one still may (a
+            # longer literal's beginning around a shorter whole one).
+            sure = min(j + base, end - delimiter.longest + 1)
+            self.fixed_seen[watcher] = (known, max(start, sure))
             for literal in delimiter.fixed:
                 if held.startswith(literal, j):
                     return Match(j + base, j + base + len(literal), False)

@@ -109,6 +109,9 @@ def coerce_argument(raw: str, types: tuple) -> object:
     return raw
 
 
+_CASTS = frozenset(("integer", "number", "boolean", "null", "object", "array"))
+
+
 def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) -> object:  # noqa: UP037
     """Type the arguments of the tool call(s) in ``value``, in place; returns ``value``.
 
@@ -134,6 +137,9 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
         types = None if known is None else known.get((name, key))
         if types is None:
             types = schema_types(properties[key]) if key in properties else ()
+            # Only these names can turn text into something else; the rest
+            # ("string", unknown names) pass it through, so they are dropped.
+            types = tuple(t for t in types if t in _CASTS)
             if known is not None:
                 known[(name, key)] = types
         if not types:

@@ -18,7 +18,7 @@ from rtcompiler.template import load_template
 
 PIECES = [
     "<", "|", "e", "n", "d", ">", "x", " ", "\n", "<|", "<|end|>", "<|ret", "urn|>", "ab",
-    "<|call|>", "<|st", "art|>", "<|start|>",
+    "<|call|>", "<|st", "art|>", "<|start|>", "xa", "b", "y", "xab",
 ]
 
 
@@ -50,6 +50,8 @@ literal_sets = st.sampled_from([
     ["<|return|>", "urn|>"],  # one is inside a beginning of the other
     ["ab", "<|end|>x"],
     ["x", "<|e"],
+    ["ab", "xaby"],  # a whole shorter literal inside the beginning of a longer one
+    ["b", "<|ab|>"],
 ])
 
 
@@ -82,3 +84,22 @@ def test_fixed_search_answers_as_the_scanner_does(close, open_, parts, data):
     assert ours[:2] == scanner[:2]
     # Held text stays what the scanner version holds: the same pending starts.
     assert ours[2].pos == scanner[2].pos
+
+
+def test_a_whole_literal_not_yet_committed_does_not_hide_a_longer_one_begun_before_it():
+    # "qxab": the tool call's attempt from "q" holds the text; "ab" is whole at 2 while
+    # "xab" begins "xaby" at 1. Then "y." ends the attempt: "xaby" at 1 opens.
+    spec = {
+        "version": 1,
+        "start_anchor": "<|start|>assistant",
+        "fields": {
+            "reasoning_content": {"open": ["ab", "xaby"], "close": "<|end|>", "content": "text"},
+            "tool_calls": {"open_pattern": "q[a-z]*!", "close": "<|call|>", "content": "text"},
+            "content": {"close": ["<|call|>"], "content": "text"},
+        },
+    }
+    template = load_template(spec)
+    for fixed in (True, False):
+        message, _, _ = _run(_module(template, fixed), "qxaby.<|end|>", [4, 6])
+        assert message["content"] == "q", (fixed, message)
+        assert message["reasoning_content"] == ".", (fixed, message)
