@@ -60,6 +60,12 @@ class CharSet:
     def union(self, other: CharSet) -> CharSet:
         return CharSet.from_ranges(self.ranges + other.ranges)
 
+    def intersection(self, other: CharSet) -> CharSet:
+        return self.complement().union(other.complement()).complement()
+
+    def difference(self, other: CharSet) -> CharSet:
+        return self.intersection(other.complement())
+
     def complement(self) -> CharSet:
         out = []
         nxt = 0

@@ -12,14 +12,31 @@ Patterns without groups get a form too: a start anchor's spans come from it.
 
 from __future__ import annotations
 
+import re
+
+import pytest
 import regex
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from rtcompiler.automata import compile_regex
 from rtcompiler.dialect import PatternError
+from rtcompiler.dialect.charsets import CharSet
+from rtcompiler.runtime.engine import _char_class
 
-from .strategies import patterns, texts_for
+from .strategies import (
+    CHAR_TOKENS,
+    Alt,
+    Group,
+    Repeat,
+    Seq,
+    _trees,
+    char_classes,
+    lits,
+    patterns,
+    render,
+    texts_for,
+)
 
 CHECK = settings(
     max_examples=800,
@@ -135,7 +152,201 @@ def test_long_texts_leave_backtracking_for_the_linear_engine():
         few = "<parameter=path>\na.py\n</parameter>\n<parameter=body>\n" + "x = 1\n" * 2000
         few += "</parameter>"
         got = [(m.span(), m.groupdict()) for m in compiled.group_finditer(few)]
-        assert got == [(m.span(), m.groupdict()) for m in regex.finditer(pattern, few, regex.DOTALL)]
+        want = [(m.span(), m.groupdict()) for m in regex.finditer(pattern, few, regex.DOTALL)]
+        assert got == want
         assert calls == [len(short), len(few)]
     finally:
         compiled.captures = stdlib
+
+
+# -- lazy loops that step over what cannot begin the rest ----------------------------
+#
+# capture.py writes `[S]*?` followed by a rest that must begin with a character of F
+# as atomic runs of S∖F between lazy turns on S∩F. These check that every search,
+# match and iteration of such a form is regex's, and that the rewrite stays where the
+# speed-up matters and away from where it would be wrong.
+
+QWEN3_CODER_TAG = r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"
+REWRITTEN = "(?=("  # an atomic run: a lookahead's group read back
+
+
+def _source(pattern: str) -> str | None:
+    source = compile_regex(pattern).capture_source
+    return None if source is None else source["source"]
+
+
+def _groups(found, names: dict[str, list[str]]) -> dict | None:
+    """Our group values from a stdlib match: of a name's aliases, the one that took part."""
+    if found is None:
+        return None
+    values = found.groupdict()
+    out = {}
+    for name, aliases in names.items():
+        out[name] = None
+        for alias in aliases:
+            if values[alias] is not None:
+                out[name] = values[alias]
+    return out
+
+
+def assert_same_captures(pattern: str, text: str, cuts=None) -> None:
+    """The stdlib form answers as regex: finditer, and match and search within bounds."""
+    expected = regex.compile(pattern, regex.DOTALL)
+    ours = compile_regex(pattern)
+    form, names = ours.captures, ours.capture_names
+    assert form is not None, pattern
+    want = [(m.span(), m.groupdict()) for m in expected.finditer(text)]
+    got = [(m.span(), _groups(m, names)) for m in form.finditer(text)]
+    assert got == want, (pattern, text)
+    n = len(text)
+    for pos, endpos in cuts if cuts is not None else ((p, e) for p in range(n + 1) for e in (p, n)):
+        for how in ("match", "search"):
+            w = getattr(expected, how)(text, pos, endpos)
+            g = getattr(form, how)(text, pos, endpos)
+            want_one = None if w is None else (w.span(), w.groupdict())
+            got_one = None if g is None else (g.span(), _groups(g, names))
+            assert got_one == want_one, (pattern, text, how, pos, endpos)
+    assert [(m.span(), m.groupdict()) for m in ours.group_finditer(text)] == want
+
+
+_STOPS = ("\n", "<", "/", "a", "b", "x", "y", "k", "\u212a", " ", "é")
+LOOP_ITEMS = st.one_of(
+    char_classes(),
+    CHAR_TOKENS,
+    lits(st.sampled_from(_STOPS)),
+)
+TAILS = st.one_of(
+    lits(),  # </parameter>
+    st.builds(  # \n?</parameter>
+        lambda opt, lit: Seq((Repeat(opt, 0, 1, False, "symbol"), lit)),
+        lits(st.sampled_from(_STOPS)),
+        lits(),
+    ),
+    st.lists(lits(), min_size=2, max_size=3).map(lambda xs: Alt(tuple(xs))),  # (?:x|yz)
+    char_classes(),
+    st.just(Seq(())),  # nothing follows: must stay a plain lazy loop
+    lits().map(lambda lit: Repeat(lit, 0, 1, False, "symbol")),  # only an optional part
+    _trees(2),  # anything: nullable, anchored, lookaheads, more loops
+)
+
+
+@st.composite
+def lazy_loop_patterns(draw: st.DrawFn) -> str:
+    """A lazy loop on a character set inside groups, with a rest inside and outside them."""
+    item = draw(LOOP_ITEMS)
+    least = draw(st.sampled_from((0, 0, 1, 1, 2)))
+    spelling = "symbol" if least < 2 else "brace"
+    node = Repeat(item, least, None, True, spelling)
+    if draw(st.booleans()):
+        node = Group("named", node, 2)  # `body`
+    node = Seq((node, draw(TAILS)))
+    wrap = draw(st.sampled_from(("none", "capture", "named", "optional", "alternative")))
+    if wrap == "capture":
+        node = Group("capture", node)
+    elif wrap == "named":
+        node = Group("named", node, 1)  # `args`
+    elif wrap == "optional":
+        node = Repeat(Group("noncapture", node), 0, 1, draw(st.booleans()), "symbol")
+    elif wrap == "alternative":
+        other = draw(lits())
+        alts = (node, other) if draw(st.booleans()) else (other, node)
+        node = Alt(alts)
+    head = draw(st.one_of(st.just(Seq(())), lits(), char_classes()))
+    root = Seq((head, node, draw(TAILS)))
+    flags = draw(st.sampled_from(("",) * 6 + ("(?i)",)))
+    return render(root, flags)
+
+
+@CHECK
+@given(st.data())
+def test_lazy_loops_keep_regex_answers(data: st.DataObject) -> None:
+    pattern = data.draw(lazy_loop_patterns(), label="pattern")
+    try:
+        ours = compile_regex(pattern)
+    except PatternError:
+        assume(False)
+        raise
+    assume(ours.captures is not None)
+    event(f"rewritten: {REWRITTEN in ours.captures.pattern}")
+    text = data.draw(texts_for(pattern, max_size=80), label="text")
+    n = len(text)
+    cut = st.integers(0, n)
+    cuts = [tuple(sorted(data.draw(st.tuples(cut, cut), label="cut"))) for _ in range(3)]
+    assert_same_captures(pattern, text, cuts + [(0, n)])
+
+
+LAZY_CASES = [
+    (QWEN3_CODER_TAG, [
+        "<parameter=city>\nParis\n</parameter>",
+        "<parameter=a>x</parameter><parameter=b>\ny\n</parameter>",
+        "<parameter=code>\nif a < b:\n    return '</param'\n</parameter>\n",
+        "<parameter=code>\nx\n\n</parameter>",
+        "<parameter=code>\n\n\n</parameter>",
+        "<parameter=code>\n</parameter>",
+        "<parameter=code></parameter>",
+        "<parameter=code>\n<\n</\n</p\n</parameter\n</parameter>",
+        "<parameter=a>\nunclosed\n<parameter=b>\nclosed\n</parameter>",
+        "<parameter=a>\nnever closed\n</parameter",
+        "<parameter=a>x</parameter</parameter>",
+        "<parameter=a>\n<parameter=b>v</parameter>\n</parameter>",
+        "<parameter=é>\r\nZürich 🙂\r\n</parameter>\n",
+        "<parameter=\u212a>\n</PARAMETER>\n</parameter>",
+    ]),
+    (r"a.*?b", ["ab", "a\nxb", "aaab", "a", "axxbxxb", "ba", "a\u212ab"]),
+    (r"(?P<v>.*?)(?:x|yz)", ["x", "yz", "y", "abyqyz", "abyzx", "", "aaa", "yyyz"]),
+    (r"<(?P<v>.*?)>(?P<w>[^<]*?)</", ["<a>b</", "<a><b></", "<<>></", "<a>b<c</"]),
+    (r"(?P<v>.+?)(?:\n|</)", ["\n", "a\n", "</", "a</", "\n\n", "<</x\n"]),
+    (r"(?P<v>[a-z]+?)\d", ["abc1", "1", "a", "ab9c2", "A1b2"]),
+    (r"(?P<v>\w{2,}?)_?\.", ["ab.", "a.", "abc_.", "a_b_.", "__."]),
+    (r"((?P<v>a.*?)b)c", ["abc", "abbc", "abxbc", "ab", "abcabc", "abbbbc"]),
+    (r"(?:<(?P<v>.*?)>)?x", ["<a>x", "x", "<a>", "<a>y<b>x", "<<>>x"]),
+    (r"(?:(?P<v>.*?)z|q)y", ["zy", "azqy", "qy", "azzy", "y"]),
+    (r"(?i)k.*?K", ["kk", "KK", "k\u212a", "kxk", "\u212ax\u212a"]),
+    (r"(?P<v>[^\n]*?)\n", ["a\nb\n", "\n", "abc"]),
+]
+
+
+@pytest.mark.parametrize(("pattern", "texts"), LAZY_CASES)
+def test_lazy_loop_cases(pattern: str, texts: list[str]) -> None:
+    assert REWRITTEN in _source(pattern), pattern
+    for text in texts:
+        assert_same_captures(pattern, text)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"a.*?",  # at the end: the lazy loop's empty stop is the match
+    r"a(?P<v>.*?)",
+    r"a.*?b?",  # only optional parts follow
+    r"a.*?(?:b|)",
+    r"a.*?b*",
+    r"(?:a.*?|b)",  # the end of an alternative that ends the pattern
+    r"(?:a(?P<v>.*?))?",
+    r"a.*?.*?",
+    r"a[bc]*?[a-d]",  # every character may begin the rest: nothing to step over
+    r"(?P<v>[ab]*?)[ab]c",
+    r"a.{0,5}?b",  # a bounded lazy loop stays as it is
+    r"a(?:bc)*?d",  # a loop over a sequence, not a character set
+])
+def test_lazy_loops_left_alone(pattern: str) -> None:
+    source = _source(pattern)
+    assert source is not None
+    assert REWRITTEN not in source, pattern
+    for text in ("a", "ab", "abd", "axbcd", "a\nb", "ba", "abbcd", ""):
+        assert_same_captures(pattern, text)
+
+
+def test_qwen3_coder_tag_steps_over_characters_that_cannot_close_it() -> None:
+    # Without the rewrite the value's lazy loop tries `\n?</parameter>` at every
+    # character: three times slower on a 2 K-character argument.
+    source = _source(QWEN3_CODER_TAG)
+    stops = _char_class(CharSet.of("\n<").ranges)
+    run = _char_class(CharSet.of("\n<").complement().ranges)
+    assert f"(?P<value>(?:(?=({run}*))\\3(?:{stops}(?=({run}*))\\4)*?))" in source
+
+
+def test_stdlib_forms_run_on_python_3_10() -> None:
+    # Generated parsers promise Python >= 3.10, whose re has neither possessive
+    # quantifiers nor atomic groups.
+    for pattern, _ in LAZY_CASES:
+        source = _source(pattern)
+        assert not re.search(r"[*+?}]\+|\(\?>", source), pattern
