@@ -1801,6 +1801,21 @@ class ResponseStream:
                 return m
         regex = delimiter.regex
         pre = regex.prefilter
+        if delimiter.fixed is not None:
+            # Literals none of which begins another: the first one found is the match.
+            held, base = self.held()
+            lo = pos - base
+            hit = pre.find(held, lo, len(held))
+            if hit < 0:
+                self.examined += len(held) - lo
+                self.whole[key] = (pos, None)
+                return None
+            self.examined += hit - lo
+            for literal in delimiter.fixed:
+                if held.startswith(literal, hit):
+                    m = Match(hit + base, hit + base + len(literal), False)
+                    self.whole[key] = (pos, m)
+                    return m
         form = regex.captures
         if form is None or pre is None or pre.lead:
             self.whole[key] = _SLOW
