@@ -1400,6 +1400,7 @@ def transform_content(value: object, captures: dict, node: list) -> object:
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.stream [stream]
 # ------------------------------------------------------------------------------
+import bisect as _bisect
 import copy as _copy
 import re as _re
 
@@ -1456,7 +1457,7 @@ class RegionTable:
 
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch", "quiet",
-        "watches",
+        "watches", "landmarks",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -1500,6 +1501,8 @@ class RegionTable:
             else:
                 self.quiet[mode] = (danger.search, None, None)
 
+        self.landmarks = _landmarks(regions)
+
     def watch(self, current):
         """What the machine watches in mode ``current``: (kind, region, delimiter, key)s."""
         found = self.watches.get(current)
@@ -1507,6 +1510,37 @@ class RegionTable:
             region = self.by_name[current]
             return [("close", region, region.close, ("close", current))] if region.close else []
         return found
+
+
+def _landmarks(regions):
+    """One stdlib search that finds every occurrence of every delimiter's literal, or None.
+
+    A whole-text parse then reads the text once, instead of once per watched
+    delimiter that has no match left (each such search runs to the end). It
+    needs an alternation sre searches fast (one first character for all) and
+    literals whose occurrences never overlap (none begins inside another or
+    itself, none begins another), so that ``finditer`` meets every occurrence.
+    """
+    literals = set()
+    for region in regions:
+        for delimiter in (region.open, region.close):
+            if delimiter is not None:
+                pre = delimiter.regex.prefilter
+                if pre is None:
+                    return None
+                literals.update(pre.literals)
+    if not literals or len({s[0] for s in literals}) != 1:
+        return None
+    for a in literals:
+        for b in literals:
+            if a != b and a.startswith(b):
+                return None
+            for k in range(1, len(a)):
+                tail = a[k:]
+                if b.startswith(tail) or tail.startswith(b):
+                    return None
+    ordered = sorted(literals, key=lambda s: (-len(s), s))
+    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
 
 
 def truncate_at_last_anchor(anchor, prefix):
@@ -1571,6 +1605,8 @@ class ResponseStream:
         # (watch entry, position, watch list): what held the text at the last scan
         self.held_by = None
         self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
+        self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
+        self.marks_from = 0
         self.enter(table.implicit)
         self.initial_events = []
         if prefix:
@@ -1947,12 +1983,10 @@ class ResponseStream:
             # Literals none of which begins another: the first one found is the match.
             held, base = self.held()
             lo = pos - base
-            hit = pre.find(held, lo, len(held))
+            hit = self.find_whole(pre, held, lo, len(held))
             if hit < 0:
-                self.examined += len(held) - lo
                 self.whole[key] = (pos, None)
                 return None
-            self.examined += hit - lo
             for literal in delimiter.fixed:
                 if held.startswith(literal, hit):
                     m = Match(hit + base, hit + base + len(literal), False)
@@ -1967,12 +2001,10 @@ class ResponseStream:
         n = len(held)
         lead = pre.lead_class
         while True:
-            hit = pre.find(held, lo, n)
+            hit = self.find_whole(pre, held, lo, n)
             if hit < 0:
-                self.examined += n - lo
                 self.whole[key] = (pos, None)
                 return None
-            self.examined += hit - lo
             t = hit
             if lead is not None:
                 while t > lo and lead.match(held, t - 1) is not None:
@@ -2006,6 +2038,40 @@ class ResponseStream:
         m = Match(t + base, found.end() + base, False, groups)
         self.whole[key] = (pos, m)
         return m
+
+    def find_whole(self, pre, held, lo, hi):
+        """``pre.find`` over the whole text, answered from one search for every
+        delimiter's literals (the table's landmarks) when there is one.
+
+        Counts what it reads in ``examined``: the text up to the hit (or ``hi``)
+        for a search of its own; the landmarks' one pass, once a parse.
+        """
+        marks = self.marks
+        if marks is None:
+            landmarks = self.table.landmarks
+            if landmarks is None:
+                return self._find_counted(pre, held, lo, hi)
+            marks = self.marks = {}
+            for m in landmarks.finditer(held, lo):
+                marks.setdefault(m.group(), []).append(m.start())
+            self.marks_from = lo
+            self.examined += len(held) - lo
+        if lo < self.marks_from:
+            return self._find_counted(pre, held, lo, hi)
+        best = -1
+        for literal in pre.literals:
+            starts = marks.get(literal)
+            if starts:
+                i = _bisect.bisect_left(starts, lo)
+                if i < len(starts) and starts[i] < hi - len(literal) + 1:
+                    if best < 0 or starts[i] < best:
+                        best = starts[i]
+        return best
+
+    def _find_counted(self, pre, held, lo, hi):
+        hit = pre.find(held, lo, hi)
+        self.examined += (hi if hit < 0 else hit) - lo
+        return hit
 
     @staticmethod
     def can_grow(delimiter, m, n):
