@@ -1124,7 +1124,7 @@ def _loads_parked(working: str, parked: list) -> object:
         return _UNSURE  # the caller decodes the written-out form, failing as it should
 
 
-def _unpark(value: object, parked: list) -> object:
+def _unpark(value: "Any", parked: list) -> "Any":  # noqa: UP037
     kind = type(value)
     if kind is str:
         return parked[int(value[1:-1])] if value[:1] == _PARK_OPEN else value
@@ -1509,7 +1509,7 @@ class RegionTable:
         # its start, everything that could leave a watched delimiter matched or
         # pending (see Prefilter.danger). A piece it does not match is all
         # region text. None when some watched delimiter has no such pattern.
-        self.quiet = {}
+        self.quiet: dict = {}
         modes = [implicit] + [r.name for r in regions if r.open is not None]
         for mode in modes:
             pres = [
@@ -1601,7 +1601,7 @@ class ResponseStream:
         self.coerce = coerce  # typed tool-call arguments, or None
         # The text not yet emitted, from absolute position ``base`` on, in pieces:
         # feeding appends a piece (no copy of what is held), emitting trims.
-        self.pieces = []
+        self.pieces: list = []
         self.base = 0
         self.end = 0
         self.pos = 0
@@ -1616,24 +1616,24 @@ class ResponseStream:
         self.retired_steps = 0
         self.retired_searched = 0
         self.output = _copy.deepcopy(table.defaults)
-        self.captures = {}
+        self.captures: dict = {}
         # The open region's text: ``tail`` collects the pieces as fed, and every
         # _BODY_RUN of them are joined into one string on ``body``. A token-sized
         # piece costs ~50 bytes of object header, ten times its text: kept apart,
         # they made a streamed region hold several times the reference's memory.
-        self.body = []
-        self.tail = []
+        self.body: list = []
+        self.tail: list = []
         self.opened = False
         self.finalized = False
-        self.scanners = {}
-        self.fixed_seen = {}  # per literal watcher: (a, b), no literal begins in [a, b)
+        self.scanners: dict = {}
+        self.fixed_seen: dict = {}  # per literal watcher: (a, b), no literal begins in [a, b)
         # (watch entry, position, watch list): what held the text at the last scan
         self.held_by = None
         self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
         self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
         self.marks_from = 0
         self.enter(table.implicit)
-        self.initial_events = []
+        self.initial_events: list = []
         if prefix:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix)
             if truncated:

@@ -75,7 +75,8 @@ class _Emitter:
         if isinstance(node, ast.Chars):
             return (_char_class(node.chars.ranges) if node.chars.ranges else "(?!)"), frozenset()
         if isinstance(node, ast.Concat):
-            parts, held = [], frozenset()
+            parts: list[str] = []
+            held: frozenset = frozenset()
             for i, item in enumerate(node.items):
                 rest = None if after is None else node.items[i + 1 :] + after
                 part, inner = self.emit(item, in_loop, rest)

@@ -210,7 +210,7 @@ def _loads_parked(working: str, parked: list) -> object:
         return _UNSURE  # the caller decodes the written-out form, failing as it should
 
 
-def _unpark(value: object, parked: list) -> object:
+def _unpark(value: "Any", parked: list) -> "Any":  # noqa: UP037
     kind = type(value)
     if kind is str:
         return parked[int(value[1:-1])] if value[:1] == _PARK_OPEN else value
