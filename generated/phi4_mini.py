@@ -1481,7 +1481,7 @@ class RegionTable:
     """The compiled template: regions in declaration order, and what to watch when."""
 
     __slots__ = (
-        "regions", "by_name", "implicit", "defaults", "start_anchor", "outside_watch", "quiet",
+        "regions", "by_name", "implicit", "defaults", "start_anchor", "quiet",
         "watches", "landmarks",
     )
 
@@ -1498,7 +1498,6 @@ class RegionTable:
         if implicit is not None and self.by_name[implicit].close is not None:
             region = self.by_name[implicit]
             watch.append(("close", region, region.close, ("close", implicit)))
-        self.outside_watch = watch
         self.watches = {None: watch, implicit: watch}
         for r in regions:
             if r.open is not None and r.name != implicit:
@@ -1530,11 +1529,7 @@ class RegionTable:
 
     def watch(self, current):
         """What the machine watches in mode ``current``: (kind, region, delimiter, key)s."""
-        found = self.watches.get(current)
-        if found is None:  # a region entered without an open (the implicit one)
-            region = self.by_name[current]
-            return [("close", region, region.close, ("close", current))] if region.close else []
-        return found
+        return self.watches[current]
 
 
 def _landmarks(regions):
@@ -1566,6 +1561,14 @@ def _landmarks(regions):
                     return None
     ordered = sorted(literals, key=lambda s: (-len(s), s))
     return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
+
+
+def _literal_at(delimiter, held, j, base):
+    """The match of the one literal of ``delimiter.fixed`` that begins at ``held[j]``."""
+    for literal in delimiter.fixed:
+        if held.startswith(literal, j):
+            return Match(j + base, j + base + len(literal), False)
+    raise AssertionError("no literal at the position its prefilter found")
 
 
 def truncate_at_last_anchor(anchor, prefix):
@@ -1666,24 +1669,10 @@ class ResponseStream:
                     self.pieces = [text]
                     self.base = end
                     self.fresh, self.fresh_start = text, end
-                    self.end = self.pos = end = end + len(text)
+                    self.end = self.pos = end + len(text)
                     self.examined += len(text)
-                    if self.current is None:
-                        return []  # the null sink
-                    if not self.opened:
-                        events = [{"type": "region_open", "field": self.current}]
-                        self.opened = True
-                    else:
-                        events = []
-                    tail = self.tail
-                    tail.append(text)
-                    if len(tail) >= _BODY_RUN:
-                        self.body.append("".join(tail))
-                        tail.clear()
-                    events.append(
-                        {"type": "region_chunk", "field": self.current, "text": text,
-                         "dirty": self.dirty}
-                    )
+                    events = []
+                    self.accumulate(events, text)
                     return events
                 before = self.pieces[-1][-1:] if end else ""
                 held = before + text
@@ -1881,8 +1870,8 @@ class ResponseStream:
             # begin before every pending one): ask it alone. The others catch
             # up when they are asked again (scanners step on from where they
             # stopped; literals resume where they were last searched).
-            _, _, delimiter, watcher = entry = held_by[0]
-            m = self.answer(entry, False)
+            _, _, delimiter, watcher = held_by[0]
+            m = self.answer(watcher, delimiter, False)
             if m is not None and m.start == self.pos and (
                 m.partial or self.can_grow(delimiter, m, n)
             ):
@@ -1895,24 +1884,9 @@ class ResponseStream:
         whole = self.whole if eos else None
         for entry in watch:
             kind, region, delimiter, watcher = entry
-            m = _SLOW
-            if whole is None and delimiter.fixed is not None:
-                m = self.fixed_search(watcher, delimiter, eos)
-            elif whole is not None:
-                cached = whole.get(watcher)
-                # complete()'s answer from an earlier scan still holds (see there).
-                if (
-                    cached is not None and cached is not _SLOW and cached[0] <= self.pos
-                    and (cached[1] is None or self.pos <= cached[1].start)
-                ):
-                    m = cached[1]
-                else:
-                    m = self.complete(watcher, delimiter)
+            m = _SLOW if whole is None else self.complete(watcher, delimiter)
             if m is _SLOW:
-                scanner = self.scanner(watcher, delimiter)
-                if scanner is None or (scanner.best is None and scanner.quiet()):
-                    continue  # no match, and nothing pending before the end
-                m = scanner.result(partial=not eos)
+                m = self.answer(watcher, delimiter, eos)
             if m is None:
                 continue
             if not eos and (m.partial or self.can_grow(delimiter, m, n)):
@@ -1928,14 +1902,14 @@ class ResponseStream:
             self.held_by = (holder, hold_start, watch)
         return best, hold_start
 
-    def answer(self, entry, eos):
-        """One watcher's answer from ``pos`` (streaming): a Match, or None."""
-        _, _, delimiter, watcher = entry
+    def answer(self, watcher, delimiter, eos):
+        """One watcher's answer from ``pos``, as ``regex``'s search would give it
+        (partial unless ``eos``): a Match, or None."""
         if delimiter.fixed is not None:
             return self.fixed_search(watcher, delimiter, eos)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
-            return None
+            return None  # no match, and nothing pending before the end
         return scanner.result(partial=not eos)
 
     def fixed_search(self, watcher, delimiter, eos):
@@ -1964,9 +1938,7 @@ class ResponseStream:
             # longer literal's beginning around a shorter whole one).
             sure = min(j + base, end - delimiter.longest + 1)
             self.fixed_seen[watcher] = (known, max(start, sure))
-            for literal in delimiter.fixed:
-                if held.startswith(literal, j):
-                    return Match(j + base, j + base + len(literal), False)
+            return _literal_at(delimiter, held, j, base)
         self.examined += end - start
         lo = max(start, end - delimiter.longest + 1)
         if eos:
@@ -2009,14 +1981,9 @@ class ResponseStream:
             held, base = self.held()
             lo = pos - base
             hit = self.find_whole(pre, held, lo, len(held))
-            if hit < 0:
-                self.whole[key] = (pos, None)
-                return None
-            for literal in delimiter.fixed:
-                if held.startswith(literal, hit):
-                    m = Match(hit + base, hit + base + len(literal), False)
-                    self.whole[key] = (pos, m)
-                    return m
+            m = None if hit < 0 else _literal_at(delimiter, held, hit, base)
+            self.whole[key] = (pos, m)
+            return m
         form = regex.captures
         if form is None or pre is None or pre.lead:
             self.whole[key] = _SLOW
