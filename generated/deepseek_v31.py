@@ -1075,17 +1075,41 @@ _LOOKBEHIND = "(?<=[{,])"
 _key_splitters: dict = {}
 
 
+def _key_splitter(key_pattern: str, ascii: bool):
+    """``split`` of the key pattern with the brace or comma consumed (a key ends with
+    ':', so it is never the next key's lookbehind): sre then skips to those two
+    characters at C speed instead of testing the lookbehind everywhere.
+
+    ``ascii``: for text known to be ASCII, with the key class cut down to its ASCII
+    members. sre tests a character against a class of some seven hundred ranges one
+    range at a time; in ASCII text both classes match the same characters.
+    """
+    rest = key_pattern[len(_LOOKBEHIND):]
+    if ascii:
+        if not (rest.startswith("([") and rest.endswith("]+):")):
+            return None
+        members = _re.compile(rest[1:-3], _re.DOTALL)
+        chars = "".join(c for c in map(chr, range(128)) if members.match(c))
+        if not chars:
+            return None
+        rest = "([" + "".join(f"\\x{ord(c):02x}" for c in chars) + "]+):"
+    return _re.compile("([{,])" + rest, _re.DOTALL).split
+
+
 def _quote_keys(text: str, key_pattern: str) -> str:
     # Keyed by the template's own pattern string, whose hash Python keeps: a key
     # built here would be hashed anew, all few thousand characters of it, per call.
-    splitter = _key_splitters.get(key_pattern)
-    if splitter is None and key_pattern.startswith(_LOOKBEHIND):
-        # The same matches with the brace or comma consumed (a key ends with ':', so
-        # it is never the next key's lookbehind); sre then skips to those two
-        # characters at C speed instead of testing the lookbehind everywhere.
-        splitter = _key_splitters[key_pattern] = _re.compile(
-            "([{,])" + key_pattern[len(_LOOKBEHIND):], _re.DOTALL
-        ).split
+    splitter = None
+    if key_pattern.startswith(_LOOKBEHIND):
+        ascii = text.isascii()
+        splitters = _key_splitters.get(key_pattern)
+        if splitters is None:
+            splitters = _key_splitters[key_pattern] = [None, None]
+        splitter = splitters[ascii]
+        if splitter is None:
+            splitter = splitters[ascii] = _key_splitter(key_pattern, ascii)
+            if splitter is None:  # no ASCII form: the full class does for ASCII text too
+                splitter = splitters[ascii] = _key_splitter(key_pattern, False)
     if splitter is not None:
         parts = splitter(text)
         if len(parts) == 1:
@@ -3560,7 +3584,11 @@ def _content_1(body):
     return parse_json(body, _ARGS_content_1)
 
 def _process_1(body, captures):
-    return transform_content(_content_1(body), captures, _TRANSFORM_1)
+    content = _content_1(body)
+    try:
+        return {'type': 'function', 'function': {'name': captures['name'], 'arguments': content}}
+    except (KeyError, TypeError):
+        return transform_content(content, captures, _TRANSFORM_1)
 
 def _content_2(body):
     return parse_text(body, _ARGS_content_2)

@@ -3474,7 +3474,11 @@ def _content_1(body):
     return parse_xml_inline(body, _ARGS_content_1, _REGEXES[3].group_finditer, None)
 
 def _process_1(body, captures):
-    return transform_content(_content_1(body), captures, _TRANSFORM_1)
+    content = _content_1(body)
+    try:
+        return {'type': 'function', 'function': {'name': captures['name'], 'arguments': content}}
+    except (KeyError, TypeError):
+        return transform_content(content, captures, _TRANSFORM_1)
 
 def _content_2(body):
     return parse_text(body, _ARGS_content_2)

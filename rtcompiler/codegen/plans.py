@@ -62,7 +62,19 @@ def field_function(
                 f"{literal(f.name)})"
             )
         else:
-            lines.append(f"    return transform_content({content_fn}(body), captures, {node})")
+            # The transform written out as one expression (a dict literal, typically):
+            # walking the node tree cost a few microseconds per tool call. The tree
+            # stays for the errors, which only the interpreter words as the reference does.
+            expression = transform_runtime.transform_expression(
+                transform_runtime.transform_plan(f.transform), "content", "captures", literal
+            )
+            lines += [
+                f"    content = {content_fn}(body)",
+                "    try:",
+                f"        return {expression}",
+                "    except (KeyError, TypeError):",
+                f"        return transform_content(content, captures, {node})",
+            ]
     return "\n".join(lines) + "\n", sections
 
 

@@ -188,6 +188,36 @@ def transform_plan(transform: Any) -> list:
     return ["lit", transform]
 
 
+def transform_expression(node: list, content: str, captures: str, literal: Any) -> str:
+    """A Python expression that evaluates ``node`` directly, for generated code.
+
+    ``content`` and ``captures`` name the variables holding the parsed value and
+    the captures; ``literal`` writes a scalar as source. The expression builds the
+    same fresh containers as :func:`apply_transform`, with plain subscripts for
+    the lookups: where one fails (a missing name or key, a non-dict in the way)
+    it raises ``KeyError`` or ``TypeError`` instead of the reference's errors, so
+    generated code then runs the interpreted form, which raises them exactly.
+    Content parsers produce plain JSON-like values: only a dict is subscriptable
+    by a string, so wherever the expression succeeds the interpreter would too.
+    """
+    kind = node[0]
+    if kind == "ref":
+        _, _, root, keys = node
+        # "content" is bound after the captures, so it wins over a capture of that name.
+        source = content if root == "content" else f"{captures}[{literal(root)}]"
+        return source + "".join(f"[{literal(key)}]" for key in keys)
+    if kind == "dict":
+        items = ", ".join(
+            f"{literal(key)}: {transform_expression(child, content, captures, literal)}"
+            for key, child in node[1]
+        )
+        return "{" + items + "}"
+    if kind == "list":
+        items = ", ".join(transform_expression(c, content, captures, literal) for c in node[1])
+        return "[" + items + "]"
+    return literal(node[1])
+
+
 def transform_sections(each: bool) -> tuple[str, ...]:
     """The runtime sections a field's transform needs, in file order."""
     return ("transform", "transform_each") if each else ("transform",)

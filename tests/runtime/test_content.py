@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from transformers.utils.chat_parsing.content_parsers import parse_content
 
 from rtcompiler.automata import compile_regex
+from rtcompiler.runtime import content
 from rtcompiler.runtime.content import (
     SECTION_DEPENDS,
     ContentPlan,
@@ -488,3 +490,17 @@ def test_unknown_content_is_a_compile_error() -> None:
 def test_xml_inline_edge_patterns(pattern: str, body: str) -> None:
     check("xml-inline", {"tag_pattern": pattern}, body)
     check("xml-inline", {"tag_pattern": pattern, "merge_duplicates": True}, body)
+
+
+def test_json_ascii_key_class_agrees_with_the_full_class() -> None:
+    """ASCII text has its bare keys found with the key class cut to ASCII (sre reads a
+    short class faster); every ASCII character, in and around a key, gets the same
+    verdict as the full class."""
+    pattern = content.unquoted_key_pattern()
+    full = re.compile(pattern, re.DOTALL)
+    for code in range(128):
+        c = chr(code)
+        for text in (f"{{a{c}b:1}}", f"{{{c}:1,{c}{c}:2}}", f"[{{x:{c}}},{c}y:3]"):
+            assert text.isascii()
+            assert content._quote_keys(text, pattern) == full.sub(r'"\1":', text), repr(text)
+    assert content._key_splitters[pattern][True] is not None  # the ASCII form was used

@@ -22,6 +22,7 @@ from transformers.utils.chat_parsing.content_parsers import (
     validate_transform_strings,
 )
 
+from rtcompiler.codegen.literals import literal
 from rtcompiler.runtime.content import build_parser, content_plan
 from rtcompiler.runtime.transform import (
     apply_transform,
@@ -30,10 +31,11 @@ from rtcompiler.runtime.transform import (
     placeholder_path,
     transform_content,
     transform_each,
+    transform_expression,
     transform_plan,
 )
 
-from .helpers import DIFFERENTIAL, assert_same, outcome
+from .helpers import DIFFERENTIAL, Raised, assert_same, outcome
 
 NAME_CHARS = ["a", "b", "c", "_", "1", "é", "\u0301", "\u203f", "²", "\u0663", "中", "-", " "]
 names = st.text(alphabet=st.sampled_from(NAME_CHARS), min_size=0, max_size=3)
@@ -121,6 +123,50 @@ def test_transform_content(transform: Any, value: Any, captures: dict[str, str])
     ref = outcome(lambda: _apply_transform(transform, {**captures, "content": value}))
     mine = outcome(lambda: transform_content(value, captures, transform_plan(transform)))
     assert_same(mine, ref)
+
+
+def _compiled(transform: Any) -> Any:
+    """What a generated ``_process`` does with the transform: the expression, and the
+    interpreted form when the expression's lookups fail."""
+    node = transform_plan(transform)
+    source = transform_expression(node, "content", "captures", literal)
+    expression = eval(f"lambda content, captures: {source}")  # noqa: S307 (our own output)
+
+    def run(value: Any, captures: dict[str, str]) -> Any:
+        try:
+            return expression(value, captures)
+        except (KeyError, TypeError):
+            return transform_content(value, captures, node)
+
+    return run
+
+
+@DIFFERENTIAL
+@given(
+    transform=transforms,
+    value=values,
+    captures=st.dictionaries(scope_names, st.text(max_size=3), max_size=2),
+)
+def test_compiled_transform(transform: Any, value: Any, captures: dict[str, str]) -> None:
+    ref = outcome(lambda: _apply_transform(transform, {**captures, "content": value}))
+    mine = outcome(lambda: _compiled(transform)(value, captures))
+    assert_same(mine, ref)
+
+
+def test_compiled_transform_falls_back_for_exact_errors() -> None:
+    run = _compiled({"function": {"name": "{content.name}", "arguments": "{content.args}"}})
+    assert run({"name": "f", "args": {"a": 1}}, {}) == {
+        "function": {"name": "f", "arguments": {"a": 1}}
+    }
+    for value, error in (({"name": "f"}, ValueError), ([1], ValueError), ("s", ValueError)):
+        ref = outcome(lambda value=value: _apply_transform(
+            {"function": {"name": "{content.name}", "arguments": "{content.args}"}},
+            {"content": value},
+        ))
+        assert isinstance(ref, Raised) and ref.type is error
+        assert_same(outcome(lambda value=value: run(value, {})), ref)
+    missing = outcome(lambda: _compiled({"n": "{name}"})({}, {}))
+    assert isinstance(missing, Raised) and missing.type is KeyError
 
 
 def _field(content: str, args: Any, transform: Any, each: bool) -> SimpleNamespace:
