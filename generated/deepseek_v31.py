@@ -1323,6 +1323,19 @@ def coerce_argument(raw: str, types: tuple) -> object:
 _CASTS = frozenset(("integer", "number", "boolean", "null", "object", "array"))
 
 
+def _cast_types(schema: object) -> tuple:
+    """``schema_types(schema)`` without the names that cannot turn text into
+    something else ("string", unknown names): those pass the text through."""
+    if (
+        type(schema) is dict and type(schema.get("type")) is str
+        and not schema.get("anyOf") and not schema.get("oneOf") and not schema.get("nullable")
+    ):
+        # The usual schema, one declared type: schema_types would give just that.
+        declared = schema["type"]
+        return (declared,) if declared in _CASTS else ()
+    return tuple([t for t in schema_types(schema) if t in _CASTS])
+
+
 def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) -> object:  # noqa: UP037
     """Type the arguments of the tool call(s) in ``value``, in place; returns ``value``.
 
@@ -1347,10 +1360,7 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
     for key, argument in arguments.items():
         types = None if known is None else known.get((name, key))
         if types is None:
-            types = schema_types(properties[key]) if key in properties else ()
-            # Only these names can turn text into something else; the rest
-            # ("string", unknown names) pass it through, so they are dropped.
-            types = tuple(t for t in types if t in _CASTS)
+            types = _cast_types(properties[key]) if key in properties else ()
             if known is not None:
                 known[(name, key)] = types
         if not types:
