@@ -1468,6 +1468,10 @@ import re as _re
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
 _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
+# Unsent text this short is answered for without a scanner while it holds no
+# literal (see answer); beyond it a scanner, which keeps its state, takes over,
+# so that a long pending run is not re-read on every feed.
+_SHORT_HELD = 16
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
@@ -1685,6 +1689,22 @@ class ResponseStream:
     # -- feeding -----------------------------------------------------------------
 
     def feed(self, text):
+        held_by = self.held_by
+        if held_by is not None and held_by[1] == self.pos and text and not self.finalized:
+            if held_by[2] is self.table.watches[self.current]:
+                # A delimiter pends where the unsent text begins (a tool-call
+                # header still arriving): while it does, nothing can commit or be
+                # emitted (see scan), so only its watcher is asked.
+                _, _, delimiter, watcher = held_by[0]
+                self.append(text)
+                m = self.answer(watcher, delimiter, False)
+                if m is not None and m.start == self.pos and (
+                    m.partial or self.can_grow(delimiter, m, self.end)
+                ):
+                    return []
+                events = []
+                self.process(events, eos=False)
+                return events
         quick = self.danger
         if (
             quick is not None and text and len(text) <= _QUICK_PIECE
@@ -1943,6 +1963,25 @@ class ResponseStream:
         (partial unless ``eos``): a Match, or None."""
         if delimiter.fixed is not None:
             return self.fixed_search(watcher, delimiter, eos)
+        pre = delimiter.regex.prefilter
+        if pre is not None and pre.simple and self.end - self.pos <= _SHORT_HELD:
+            scanner = self.scanners.get(watcher)
+            if scanner is None or scanner.pos < self.pos:
+                # Short unsent text and no scanner to go on with: when no literal
+                # is in it, no match is either, and what pends is known from the
+                # literals' beginnings and the lead (Prefilter.pending), as in the
+                # quick path of feed. A scanner, with its setup and Python steps,
+                # is made only once a whole literal has come.
+                held, base = self.held()
+                lo = self.pos - base
+                n = len(held)
+                if pre.find(held, lo, n) < 0:
+                    self.examined += n - lo
+                    if eos:
+                        return None
+                    p = pre.pending(held, lo)
+                    self.examined += n - lo
+                    return Match(p + base, self.end, True) if p < n else None
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             return None  # no match, and nothing pending before the end

@@ -1,0 +1,140 @@
+"""Two ways the stream answers a pending delimiter without its full machinery.
+
+- ``answer`` with short unsent text holding no whole literal: what pends is read from
+  the literals' beginnings and the lead (``Prefilter.pending``), with no scanner.
+- ``feed`` while the watcher that held the text still pends where it begins: only
+  that watcher is asked (``held_by``), skipping the per-feed searches and the scan.
+
+Both must change nothing but the work: the same template runs with and without
+them, over texts built from pieces of the delimiters, cut into random chunks, and
+the messages and events must be equal. (The differential suites hold the scanner
+path to ``regex``.)
+"""
+
+from __future__ import annotations
+
+import types
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rtcompiler.codegen import generate_module
+from rtcompiler.template import load_template
+
+# Patterns whose prefilter is "simple" (a lead loop then a literal, or a literal first).
+TEMPLATES = [
+    {
+        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
+        "tool_calls": {
+            "open_pattern": "\\s*<tool_call>", "close_pattern": "</tool_call>\\s*",
+            "repeats": True, "content": "text",
+        },
+        "content": {"close": "<|im_end|>", "content": "text"},
+    },
+    {
+        "tool_calls": {
+            "open_pattern": "<\\|tool_call>call:(?P<name>[^{<]+)", "close": "<tool_call|>",
+            "repeats": True, "content": "text",
+            "transform": {"name": "{name}", "body": "{content}"},
+        },
+        "content": {"close": ["<turn|>", "<|tool_response>"], "content": "text"},
+    },
+    {
+        "tool_calls": {
+            "open_pattern": "\\s*<tool_call>\\s*<function=(?P<name>[^>\\n]+)>",
+            "close_pattern": "</tool_call>\\s*", "repeats": True, "content": "text",
+            "transform": {"name": "{name}", "body": "{content}"},
+        },
+        "content": {"close": "<|im_end|>", "content": "text"},
+    },
+]
+PIECES = [
+    " ", "\n", "  ", "x", "ab", "<", "<t", "<tool_", "call>", "<tool_call>", "</tool_call>",
+    "</", "<think>", "</think>", "<|im_end|>", "<|", "tool_call>", "call:", "get_", "w{",
+    "<tool_call|>", "<turn|>", "<|tool_response>", "<function=", "f>", "{", ">",
+]
+
+
+def _module(spec: dict, shortcuts: bool) -> types.ModuleType:
+    template = load_template({"version": 1, "start_anchor": "<|start|>", "fields": spec})
+    module = types.ModuleType("pending_shortcuts_test")
+    exec(compile(generate_module(template), "<pending_shortcuts_test>", "exec"), module.__dict__)
+    if not shortcuts:
+        module._SHORT_HELD = -1  # answer: every non-literal watcher on its scanner
+        scan = module.ResponseStream.scan
+
+        def scan_without_holder(self, watch, eos):
+            found = scan(self, watch, eos)
+            self.held_by = None  # feed and scan: every watcher asked, every time
+            return found
+
+        module.ResponseStream.scan = scan_without_holder
+    return module
+
+
+def _run(module: types.ModuleType, text: str, cuts: list[int]):
+    parser = module.ResponseParser("")
+    events, at = [], 0
+    for cut in sorted(cuts) + [len(text)]:
+        events += parser.feed(text[at:cut])
+        at = cut
+    try:
+        message, final = parser.finalize()
+    except ValueError as e:
+        return ("error", str(e)), events
+    return message, events + final
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    which=st.integers(0, len(TEMPLATES) - 1),
+    parts=st.lists(st.sampled_from(PIECES), max_size=30),
+    data=st.data(),
+)
+def test_shortcuts_change_nothing_but_the_work(which, parts, data):
+    text = "".join(parts)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=16))
+    fast = _run(_module(TEMPLATES[which], shortcuts=True), text, cuts)
+    slow = _run(_module(TEMPLATES[which], shortcuts=False), text, cuts)
+    assert fast == slow
+
+
+def test_a_pending_header_is_answered_by_its_watcher_alone():
+    """While "<|tool_call>call:get_..." arrives, each feed asks only the open watcher:
+    its scanner, caught up, and no scan of the other watchers."""
+    module = _module(TEMPLATES[1], shortcuts=True)
+    parser = module.ResponseParser("")
+    stream = parser._stream
+    assert parser.feed("hi <|tool_call>call:") == [
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "hi ", "dirty": False},
+    ]
+    assert stream.held_by is not None
+    calls = []
+    scan = module.ResponseStream.scan
+    module.ResponseStream.scan = lambda self, watch, eos: calls.append(1) or scan(self, watch, eos)
+    try:
+        for piece in ("get", "_wea", "ther"):
+            assert parser.feed(piece) == []
+        assert calls == []
+        events = parser.feed("{x}<tool_call|>")
+    finally:
+        module.ResponseStream.scan = scan
+    assert calls  # the header ended: the machine moved on through scan
+    assert {"type": "region_open", "field": "tool_calls"} in events
+    message, _ = parser.finalize()
+    assert message["tool_calls"] == [{"name": "get_weather", "body": "{x}"}]
+
+
+def test_short_unsent_text_without_a_literal_makes_no_scanner():
+    module = _module(TEMPLATES[0], shortcuts=True)
+    parser = module.ResponseParser("")
+    parser.feed("Hello\n")  # "\n" may begin "\s*<tool_call>": it pends, unsent
+    parser.feed("<tool")
+    stream = parser._stream
+    assert stream.end - stream.pos == len("\n<tool")
+    assert ("open", "tool_calls") not in stream.scanners
+    slow = _module(TEMPLATES[0], shortcuts=False).ResponseParser("")
+    slow.feed("Hello\n")
+    slow.feed("<tool")
+    assert slow._stream.pos == stream.pos
