@@ -1494,8 +1494,8 @@ class RegionTable:
     """The compiled template: regions in declaration order, and what to watch when."""
 
     __slots__ = (
-        "regions", "by_name", "implicit", "defaults", "start_anchor", "quiet",
-        "watches", "landmarks",
+        "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
+        "watches", "landmarks", "modes",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -1503,6 +1503,11 @@ class RegionTable:
         self.by_name = {r.name: r for r in regions}
         self.implicit = implicit
         self.defaults = defaults
+        # Defaults holding no container (the usual {"role": "assistant"}) are copied
+        # with dict(): deepcopy cost a few microseconds a parse.
+        self.flat_defaults = all(
+            v is None or type(v) in (str, int, float, bool) for v in defaults.values()
+        )
         self.start_anchor = start_anchor  # a CompiledRegex
         # Outside explicit regions: every open, in field order, then the
         # implicit field's close. Inside region r: only r's close. An entry is
@@ -1539,6 +1544,13 @@ class RegionTable:
                 self.quiet[mode] = (danger.search, None, None)
 
         self.landmarks = _landmarks(regions)
+        # Per mode, what entering it sets: the quick path's searches, and whether
+        # the region's chunks are dirty (not part of the final value).
+        self.modes = {
+            mode: (self.quiet.get(mode), mode is not None and not self.by_name[mode].streamable)
+            for mode in modes
+        }
+        self.modes.setdefault(None, (self.quiet.get(None), False))
 
     def watch(self, current):
         """What the machine watches in mode ``current``: (kind, region, delimiter, key)s."""
@@ -1631,7 +1643,9 @@ class ResponseStream:
         self.rescans = 0
         self.retired_steps = 0
         self.retired_searched = 0
-        self.output = _copy.deepcopy(table.defaults)
+        self.output = (
+            dict(table.defaults) if table.flat_defaults else _copy.deepcopy(table.defaults)
+        )
         self.captures: dict = {}
         # The open region's text: ``tail`` collects the pieces as fed, and every
         # _BODY_RUN of them are joined into one string on ``body``. A token-sized
@@ -2142,8 +2156,7 @@ class ResponseStream:
     def enter(self, mode):
         """Make ``mode`` current, with what the quick path of :meth:`feed` needs to know."""
         self.current = mode
-        self.danger = self.table.quiet.get(mode)
-        self.dirty = mode is not None and not self.table.by_name[mode].streamable
+        self.danger, self.dirty = self.table.modes[mode]
 
     def open_region(self, events, region, m):
         self.enter(region.name)
