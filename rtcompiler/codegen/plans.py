@@ -2,9 +2,12 @@
 
 For field ``i`` the generator writes a function ``_process_i(body, captures)``
 that calls the runtime parser chosen by the field's ``content`` with arguments
-prepared at compile time (``_ARGS_i...`` data), then the field's transform (a
-pre-built node tree, ``_TRANSFORM_i``). Nested value parsers get functions of
-their own; an ``xml-inline`` tag pattern becomes one more compiled regex.
+prepared at compile time (``_ARGS_i...`` data), then the field's transform: written
+out as one expression (a dict display whose values are subscripts of the parsed value
+and the captures, every key and literal emitted by ``literal``), with the pre-built
+node tree ``_TRANSFORM_i`` interpreted instead when a lookup fails, so that errors
+are the reference's. Nested value parsers get functions of their own; an
+``xml-inline`` tag pattern becomes one more compiled regex.
 """
 
 from __future__ import annotations
