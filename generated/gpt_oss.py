@@ -344,9 +344,28 @@ class DfaTables:
             (nxt, tuple(sources), None if match is None else tuple(match))
             for nxt, sources, match in data["cells"]
         ]
+        self._cells = cells
         # rows[state][class] -> (next state, register sources, match); None for a dead state.
+        # Sources that leave the registers as they are -- (0, ..., k-1) out of a state
+        # with k registers, as while an attempt runs through a literal -- are None here,
+        # so that Scanner.advance keeps its list instead of building an equal one.
+        registers = dict.fromkeys(self._initial, 0)
+        for nxt, sources, _ in cells:
+            registers[nxt] = len(sources)
+        kept: dict = {}
+
+        def cell(sid: int, k: int):
+            found = cells[k]
+            count = registers.get(sid)
+            if count and found[1] == tuple(range(count)):
+                same = kept.get(k)
+                if same is None:
+                    same = kept[k] = (found[0], None, found[2])
+                return same
+            return found
+
         self.rows = [
-            None if sid in self._dead else [cells[k] for k in row]
+            None if sid in self._dead else [cell(sid, k) for k in row]
             for sid, row in enumerate(data["rows"])
         ]
         # The states with no live attempt that still seek one: where a prefilter may skip.
@@ -365,9 +384,8 @@ class DfaTables:
         return sid in self._dead
 
     def step(self, sid: int, c: int):
-        row = self.rows[sid]
-        assert row is not None, "stepped a dead state"
-        return row[c]
+        assert sid not in self._dead, "stepped a dead state"
+        return self._cells[self._data["rows"][sid][c]]
 
     def at_eof(self, sid: int):
         return self._eof[sid]
@@ -756,7 +774,7 @@ class Scanner:
                 best = (_value(match[0], registers, here), _value(match[1], registers, here))
             if sources:
                 registers = [here if s == CUR else registers[s] for s in sources]
-            elif registers:
+            elif sources is not None and registers:  # None: the registers stay as they are
                 registers = []
             i += 1
             if rows[state] is None:
