@@ -437,7 +437,7 @@ class CompiledRegex:
         self.nfa = program
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
-        self.captures = None
+        self.captures: _re.Pattern | None = None
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -469,15 +469,17 @@ class CompiledRegex:
     LONG_ATTEMPTS_LIMIT = 64
 
     def _short_text_finditer(self, text: str):
+        captures = self.captures
+        assert captures is not None  # chosen only for a pattern with a stdlib form
         if len(text) <= self.BACKTRACKING_LIMIT:
-            return self.captures.finditer(text)
+            return captures.finditer(text)
         pre = self.prefilter
         if pre is not None and pre._lead_class is None:
             occurrences = 0
             for literal in pre.literals:
                 occurrences += text.count(literal)
             if occurrences * (pre.lead + 1) <= self.LONG_ATTEMPTS_LIMIT:
-                return self.captures.finditer(text)
+                return captures.finditer(text)
         return self.finditer(text)
 
     def class_of(self, ch: str) -> int:
@@ -659,13 +661,14 @@ class Scanner:
         self.regex = regex
         self.dfa = regex.dfa
         self.origin = origin
-        self._chunks = [text]
+        # The text from ``origin`` on, in pieces; None for a bare scanner (it keeps none).
+        self._chunks: list[str] | None = [text]
         self.source = self._own_text
         self.start = origin + len(text) if start is None else start
         self.pos = self.start
         self.state = self.dfa.initial(regex.prev_context(text, self.start - origin))
         self.registers: list = []
-        self.best = None
+        self.best: tuple[int, int] | None = None
         # Work counters of the linear-time tests: DFA transitions taken in
         # Python; characters passed over without stepping; characters the
         # C-speed prefilter searches went through.
@@ -676,9 +679,11 @@ class Scanner:
 
     @property
     def text(self) -> str:
-        if len(self._chunks) > 1:
-            self._chunks = ["".join(self._chunks)]
-        return self._chunks[0]
+        chunks = self._chunks
+        assert chunks is not None, "a bare scanner keeps no text"
+        if len(chunks) > 1:
+            chunks = self._chunks = ["".join(chunks)]
+        return chunks[0]
 
     def _own_text(self):
         return self.text, self.origin

@@ -100,7 +100,7 @@ def _branches(node: ast.Node):
 
 
 def _in_sequence(items) -> list | None:
-    bounded = 0  # the most characters the items so far can consume
+    bounded: int | None = 0  # the most characters the items so far can consume
     chars = CharSet(())  # every character they can consume, when each is a class loop
     class_only = True
     for k, item in enumerate(items):
@@ -192,7 +192,8 @@ def _max_width(node: ast.Node) -> int | None:
         return total
     if isinstance(node, ast.Alternation):
         widths = [_max_width(alt) for alt in node.alternatives]
-        return None if any(w is None for w in widths) else max(widths)
+        known = [w for w in widths if w is not None]
+        return None if len(known) < len(widths) else max(known)
     if isinstance(node, ast.Repeat):
         if node.max is None:
             return None
