@@ -1302,6 +1302,9 @@ _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C spe
 # literal (see answer); beyond it a scanner, which keeps its state, takes over,
 # so that a long pending run is not re-read on every feed.
 _SHORT_HELD = 16
+# Unsent text this short that holds a literal is matched with the pattern's stdlib
+# form before a scanner is made for it (see answer).
+_FORM_HELD = 48
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
@@ -1451,6 +1454,25 @@ def _literal_at(delimiter, held, j, base):
         if held.startswith(literal, j):
             return Match(j + base, j + base + len(literal), False)
     raise AssertionError("no literal at the position its prefilter found")
+
+
+def _form_match(regex, found, base):
+    """The Match for ``found``, a match of the stdlib form of ``regex`` in text that
+    begins at absolute position ``base``: each group name takes the value of the one
+    alias that took part (see automata/capture.py)."""
+    groups = None
+    names = regex.nfa.group_names
+    if names:
+        values = found.groupdict()
+        aliases = regex.capture_names
+        groups = {}
+        for name in names:
+            value = None
+            for alias in aliases.get(name, ()):
+                if values[alias] is not None:
+                    value = values[alias]
+            groups[name] = value
+    return Match(found.start() + base, found.end() + base, False, groups)
 
 
 def truncate_at_last_anchor(anchor, prefix):
@@ -1807,25 +1829,46 @@ class ResponseStream:
         (partial unless ``eos``): a Match, or None."""
         if delimiter.fixed is not None:
             return self.fixed_search(watcher, delimiter, eos)
-        pre = delimiter.regex.prefilter
-        if pre is not None and pre.simple and self.end - self.pos <= _SHORT_HELD:
+        regex = delimiter.regex
+        pre = regex.prefilter
+        if pre is not None and pre.simple and self.end - self.pos <= _FORM_HELD:
             scanner = self.scanners.get(watcher)
             if scanner is None or scanner.pos < self.pos:
-                # Short unsent text and no scanner to go on with: when no literal
-                # is in it, no match is either, and what pends is known from the
-                # literals' beginnings and the lead (Prefilter.pending), as in the
-                # quick path of feed. A scanner, with its setup and Python steps,
-                # is made only once a whole literal has come.
+                # Short unsent text and no scanner to go on with. A simple pattern
+                # (a lead loop then a literal, or a literal first) matches only
+                # where a literal is, preceded by lead characters alone.
                 held, base = self.held()
                 lo = self.pos - base
                 n = len(held)
-                if pre.find(held, lo, n) < 0:
-                    self.examined += n - lo
-                    if eos:
-                        return None
-                    p = pre.pending(held, lo)
-                    self.examined += n - lo
-                    return Match(p + base, self.end, True) if p < n else None
+                j = pre.find(held, lo, n)
+                if j < 0:
+                    # No literal, no match; what pends is known from the literals'
+                    # beginnings and the lead (Prefilter.pending), as in the quick
+                    # path of feed. Over longer text a scanner, which keeps its
+                    # state, takes over: a pending run is not re-read every feed.
+                    if eos or n - lo <= _SHORT_HELD:
+                        self.examined += n - lo
+                        if eos:
+                            return None
+                        p = pre.pending(held, lo)
+                        self.examined += n - lo
+                        return Match(p + base, self.end, True) if p < n else None
+                elif regex.captures is not None:
+                    # A literal: the leftmost match, if any, begins where the run of
+                    # lead characters before it does. The stdlib form takes the same
+                    # path as regex there, on the text so far (a complete match is
+                    # what the search answers even while a longer one may still
+                    # come; see Scanner.result). If none begins there, the scanner
+                    # decides, partial matches included.
+                    t = j
+                    lead = pre.lead_class
+                    if lead is not None:
+                        while t > lo and lead.match(held, t - 1) is not None:
+                            t -= 1
+                    found = regex.captures.match(held, t)
+                    self.examined += j - lo + (0 if found is None else found.end() - j)
+                    if found is not None:
+                        return _form_match(regex, found, base)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             return None  # no match, and nothing pending before the end
@@ -1934,19 +1977,7 @@ class ResponseStream:
                 return _SLOW
             lo = hit + 1
         self.examined += found.end() - t
-        groups = None
-        names = regex.nfa.group_names
-        if names:
-            values = found.groupdict()
-            aliases = regex.capture_names
-            groups = {}
-            for name in names:
-                value = None
-                for alias in aliases.get(name, ()):
-                    if values[alias] is not None:
-                        value = values[alias]
-                groups[name] = value
-        m = Match(t + base, found.end() + base, False, groups)
+        m = _form_match(regex, found, base)
         self.whole[key] = (pos, m)
         return m
 

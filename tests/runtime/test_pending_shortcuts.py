@@ -1,7 +1,9 @@
 """Two ways the stream answers a pending delimiter without its full machinery.
 
 - ``answer`` with short unsent text holding no whole literal: what pends is read from
-  the literals' beginnings and the lead (``Prefilter.pending``), with no scanner.
+  the literals' beginnings and the lead (``Prefilter.pending``), with no scanner; holding
+  one, a complete match is found with the pattern's stdlib form where the lead run
+  before the literal begins, with no scanner either.
 - ``feed`` while the watcher that held the text still pends where it begins: only
   that watcher is asked (``held_by``), skipping the per-feed searches and the scan.
 
@@ -61,6 +63,7 @@ def _module(spec: dict, shortcuts: bool) -> types.ModuleType:
     exec(compile(generate_module(template), "<pending_shortcuts_test>", "exec"), module.__dict__)
     if not shortcuts:
         module._SHORT_HELD = -1  # answer: every non-literal watcher on its scanner
+        module._FORM_HELD = -1
         scan = module.ResponseStream.scan
 
         def scan_without_holder(self, watch, eos):
@@ -138,3 +141,28 @@ def test_short_unsent_text_without_a_literal_makes_no_scanner():
     slow.feed("Hello\n")
     slow.feed("<tool")
     assert slow._stream.pos == stream.pos
+
+
+def test_a_complete_match_in_short_text_is_found_without_a_scanner():
+    """"<|tool_call>call:get_weather" is a complete match (it may still grow); then "{"
+    ends it. Neither needs the scanner, and the name group comes from the stdlib form."""
+    module = _module(TEMPLATES[1], shortcuts=True)
+    parser = module.ResponseParser("")
+    stream = parser._stream
+    assert parser.feed("ok <|tool_call>call:get_weather") == [
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "ok ", "dirty": False},
+    ]
+    events = parser.feed("{x}<tool_call|>")
+    assert ("open", "tool_calls") not in stream.scanners
+    assert {"type": "region_open", "field": "tool_calls"} in events
+    message, _ = parser.finalize()
+    assert message["tool_calls"] == [{"name": "get_weather", "body": "{x}"}]
+    # Hermes: the lead run before "<tool_call>" is part of the match, as regex finds it.
+    text = "a \n <tool_call>{}</tool_call> b"
+    module = _module(TEMPLATES[0], shortcuts=True)
+    parser = module.ResponseParser("")
+    events = parser.feed(text)
+    assert ("open", "tool_calls") not in parser._stream.scanners
+    assert {"type": "region_chunk", "field": "content", "text": "a", "dirty": False} in events
+    assert _run(module, text, []) == _run(_module(TEMPLATES[0], shortcuts=False), text, [])
