@@ -915,19 +915,20 @@ class Prefilter:
             m = self._heads.search(text, lo)
             if m is not None:
                 at = m.start()
-        lead = self._lead_class
-        if lead is None:
+        if self._lead_class is None:
             return at
-        start = at
-        while start > lo and lead.match(text, start - 1) is not None:
-            start -= 1
+        start = self.lead_start(text, lo, at)
         if at < n:  # the run of lead characters ending at the end, without a head
-            j = n
-            while j > lo and lead.match(text, j - 1) is not None:
-                j -= 1
-            if j < start:
-                start = j
+            start = min(start, self.lead_start(text, lo, n))
         return start
+
+    def lead_start(self, text: str, lo: int, at: int) -> int:
+        """Where the run of lead characters ending at ``at`` begins (not before ``lo``)."""
+        lead = self._lead_class
+        if lead is not None:
+            while at > lo and lead.match(text, at - 1) is not None:
+                at -= 1
+        return at
 
     def find(self, text: str, lo: int, hi: int) -> int:
         """Where the first literal in ``text[lo:hi]`` begins, or -1."""
@@ -981,11 +982,7 @@ class Prefilter:
             t = edge - self.reach
         if t <= lo:
             return lo
-        lead = self._lead_class
-        if lead is not None:
-            while t > lo and lead.match(text, t - 1) is not None:
-                t -= 1
-        return t
+        return self.lead_start(text, lo, t)
 
 
 def _char_class(ranges) -> str:
@@ -1730,10 +1727,7 @@ class ResponseStream:
                 # emitted (see scan), so only its watcher is asked.
                 _, _, delimiter, watcher = held_by[0]
                 self.append(text)
-                m = self.answer(watcher, delimiter, False)
-                if m is not None and m.start == self.pos and (
-                    m.partial or self.can_grow(delimiter, m, self.end)
-                ):
+                if self.pends_here(watcher, delimiter):
                     return []
                 events = []
                 self.process(events, eos=False)
@@ -1960,11 +1954,8 @@ class ResponseStream:
             # up when they are asked again (scanners step on from where they
             # stopped; literals resume where they were last searched).
             _, _, delimiter, watcher = held_by[0]
-            m = self.answer(watcher, delimiter, False)
-            if m is not None and m.start == self.pos and (
-                m.partial or self.can_grow(delimiter, m, n)
-            ):
-                return None, m.start
+            if self.pends_here(watcher, delimiter):
+                return None, self.pos
         self.held_by = None
         best_key = None
         best = None
@@ -1990,6 +1981,14 @@ class ResponseStream:
         if best is None and holder is not None and whole is None:
             self.held_by = (holder, hold_start, watch)
         return best, hold_start
+
+    def pends_here(self, watcher, delimiter):
+        """Whether the watcher's delimiter still pends (partial, or able to grow)
+        where the unsent text begins: then nothing can commit or be emitted."""
+        m = self.answer(watcher, delimiter, False)
+        return m is not None and m.start == self.pos and (
+            m.partial or self.can_grow(delimiter, m, self.end)
+        )
 
     def answer(self, watcher, delimiter, eos):
         """One watcher's answer from ``pos``, as ``regex``'s search would give it
@@ -2027,11 +2026,7 @@ class ResponseStream:
                     # what the search answers even while a longer one may still
                     # come; see Scanner.result). If none begins there, the scanner
                     # decides, partial matches included.
-                    t = j
-                    lead = pre.lead_class
-                    if lead is not None:
-                        while t > lo and lead.match(held, t - 1) is not None:
-                            t -= 1
+                    t = pre.lead_start(held, lo, j)
                     found = regex.captures.match(held, t)
                     self.examined += j - lo + (0 if found is None else found.end() - j)
                     if found is not None:
@@ -2120,17 +2115,13 @@ class ResponseStream:
         held, base = self.held()
         lo = pos - base
         n = len(held)
-        lead = pre.lead_class
         while True:
             hit = self.find_whole(pre, held, lo, n)
             if hit < 0:
                 self.whole[key] = (pos, None)
                 return None
-            t = hit
-            if lead is not None:
-                while t > lo and lead.match(held, t - 1) is not None:
-                    t -= 1
-                self.examined += hit - t
+            t = pre.lead_start(held, lo, hit)
+            self.examined += hit - t
             found = form.match(held, t)
             if found is not None:
                 break

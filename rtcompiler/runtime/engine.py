@@ -915,19 +915,20 @@ class Prefilter:
             m = self._heads.search(text, lo)
             if m is not None:
                 at = m.start()
-        lead = self._lead_class
-        if lead is None:
+        if self._lead_class is None:
             return at
-        start = at
-        while start > lo and lead.match(text, start - 1) is not None:
-            start -= 1
+        start = self.lead_start(text, lo, at)
         if at < n:  # the run of lead characters ending at the end, without a head
-            j = n
-            while j > lo and lead.match(text, j - 1) is not None:
-                j -= 1
-            if j < start:
-                start = j
+            start = min(start, self.lead_start(text, lo, n))
         return start
+
+    def lead_start(self, text: str, lo: int, at: int) -> int:
+        """Where the run of lead characters ending at ``at`` begins (not before ``lo``)."""
+        lead = self._lead_class
+        if lead is not None:
+            while at > lo and lead.match(text, at - 1) is not None:
+                at -= 1
+        return at
 
     def find(self, text: str, lo: int, hi: int) -> int:
         """Where the first literal in ``text[lo:hi]`` begins, or -1."""
@@ -981,11 +982,7 @@ class Prefilter:
             t = edge - self.reach
         if t <= lo:
             return lo
-        lead = self._lead_class
-        if lead is not None:
-            while t > lo and lead.match(text, t - 1) is not None:
-                t -= 1
-        return t
+        return self.lead_start(text, lo, t)
 
 
 def _char_class(ranges) -> str:

@@ -292,10 +292,7 @@ class ResponseStream:
                 # emitted (see scan), so only its watcher is asked.
                 _, _, delimiter, watcher = held_by[0]
                 self.append(text)
-                m = self.answer(watcher, delimiter, False)
-                if m is not None and m.start == self.pos and (
-                    m.partial or self.can_grow(delimiter, m, self.end)
-                ):
+                if self.pends_here(watcher, delimiter):
                     return []
                 events = []
                 self.process(events, eos=False)
@@ -522,11 +519,8 @@ class ResponseStream:
             # up when they are asked again (scanners step on from where they
             # stopped; literals resume where they were last searched).
             _, _, delimiter, watcher = held_by[0]
-            m = self.answer(watcher, delimiter, False)
-            if m is not None and m.start == self.pos and (
-                m.partial or self.can_grow(delimiter, m, n)
-            ):
-                return None, m.start
+            if self.pends_here(watcher, delimiter):
+                return None, self.pos
         self.held_by = None
         best_key = None
         best = None
@@ -552,6 +546,14 @@ class ResponseStream:
         if best is None and holder is not None and whole is None:
             self.held_by = (holder, hold_start, watch)
         return best, hold_start
+
+    def pends_here(self, watcher, delimiter):
+        """Whether the watcher's delimiter still pends (partial, or able to grow)
+        where the unsent text begins: then nothing can commit or be emitted."""
+        m = self.answer(watcher, delimiter, False)
+        return m is not None and m.start == self.pos and (
+            m.partial or self.can_grow(delimiter, m, self.end)
+        )
 
     def answer(self, watcher, delimiter, eos):
         """One watcher's answer from ``pos``, as ``regex``'s search would give it
@@ -589,11 +591,7 @@ class ResponseStream:
                     # what the search answers even while a longer one may still
                     # come; see Scanner.result). If none begins there, the scanner
                     # decides, partial matches included.
-                    t = j
-                    lead = pre.lead_class
-                    if lead is not None:
-                        while t > lo and lead.match(held, t - 1) is not None:
-                            t -= 1
+                    t = pre.lead_start(held, lo, j)
                     found = regex.captures.match(held, t)
                     self.examined += j - lo + (0 if found is None else found.end() - j)
                     if found is not None:
@@ -682,17 +680,13 @@ class ResponseStream:
         held, base = self.held()
         lo = pos - base
         n = len(held)
-        lead = pre.lead_class
         while True:
             hit = self.find_whole(pre, held, lo, n)
             if hit < 0:
                 self.whole[key] = (pos, None)
                 return None
-            t = hit
-            if lead is not None:
-                while t > lo and lead.match(held, t - 1) is not None:
-                    t -= 1
-                self.examined += hit - t
+            t = pre.lead_start(held, lo, hit)
+            self.examined += hit - t
             found = form.match(held, t)
             if found is not None:
                 break
