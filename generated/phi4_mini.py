@@ -888,6 +888,11 @@ class Prefilter:
             self.danger = "|".join(parts)
         self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
 
+    @property
+    def quiet_search(self):
+        """The compiled search behind :meth:`quiet` (its ``search`` method), or None."""
+        return None if self._danger is None else self._danger.search
+
     def quiet(self, text: str, lo: int, hi: int) -> bool:
         """Whether a search of ``text[lo:hi]`` from ``lo`` ends with no attempt alive
         and no match found."""
@@ -1501,7 +1506,7 @@ _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 class Delimiter:
     """One open or close delimiter, as the region machine watches it."""
 
-    __slots__ = ("regex", "is_literal", "can_extend", "fixed", "longest")
+    __slots__ = ("regex", "is_literal", "can_extend", "fixed", "longest", "danger")
 
     def __init__(self, regex, is_literal, can_extend, literals=None) -> None:
         self.regex = regex  # a CompiledRegex
@@ -1509,10 +1514,13 @@ class Delimiter:
         # grow, unless another literal of its list extends it.
         self.is_literal = is_literal
         self.can_extend = can_extend
+        pre = regex.prefilter
+        # The search that finds, from a position, everything that could leave
+        # this delimiter matched or pending there (see Prefilter.quiet), or None.
+        self.danger = None if pre is None or pre.danger is None else pre.quiet_search
         # Literals none of which begins another: at most one matches at a start,
         # so what a search answers is known from str.find and the literals'
         # beginnings, without a scanner (see ResponseStream.fixed_search).
-        pre = regex.prefilter
         self.fixed = None
         if (
             is_literal and not can_extend and literals and pre is not None and pre.simple
@@ -1726,6 +1734,7 @@ class ResponseStream:
         self.fixed_seen: dict = {}  # per literal watcher: (a, b), no literal begins in [a, b)
         # (watch entry, position, watch list): what held the text at the last scan
         self.held_by = None
+        self.known = None  # (watcher, its answer from pos), already asked for this scan
         self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
         self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
         self.marks_from = 0
@@ -1751,8 +1760,15 @@ class ResponseStream:
                 # emitted (see scan), so only its watcher is asked.
                 _, _, delimiter, watcher = held_by[0]
                 self.append(text)
-                if self.pends_here(watcher, delimiter):
+                m = self.answer(watcher, delimiter, False)
+                if m is not None and m.start == self.pos and (
+                    m.partial or self.can_grow(delimiter, m, self.end)
+                ):
                     return []
+                # It no longer pends: the scan asks every watcher, this one's
+                # answer already known.
+                self.held_by = None
+                self.known = (watcher, m)
                 events = []
                 self.process(events, eos=False)
                 return events
@@ -1913,6 +1929,19 @@ class ResponseStream:
                     self.close_current(events)
                     if not had_content and m.start == m.end:
                         break  # a zero-width close of an empty region would fire forever
+                quick = self.danger
+                if quick is not None and not eos and self.end - self.pos <= _QUICK_PIECE:
+                    # Short text after the delimiter (a token's rest): when the new
+                    # mode's danger search finds nothing in it, it is all region
+                    # text, as in the quick path of feed.
+                    held, base = self.held()
+                    i = self.pos - base
+                    self.examined += len(held) - i
+                    if quick[0](held, i) is None:
+                        if i < len(held):
+                            self.accumulate(events, held[i:])
+                            self.pos = self.end
+                        break
                 continue
             if eos:
                 if self.pos < self.end:
@@ -1986,11 +2015,28 @@ class ResponseStream:
         hold_start = n
         holder = None
         whole = self.whole if eos else None
+        known = self.known
+        if known is not None:
+            self.known = None
+        # Short unsent text (a token or two): a watcher whose danger search finds
+        # nothing in it has nothing to answer, and costs one stdlib call instead
+        # of a search of its own. Longer text goes to the watchers, which do not
+        # read again what they have read.
+        short = whole is None and n - self.pos <= _FORM_HELD
+        if short:
+            held, base = self.held()
+            lo = self.pos - base
+            self.examined += n - self.pos
         for entry in watch:
             kind, region, delimiter, watcher = entry
-            m = _SLOW if whole is None else self.complete(watcher, delimiter)
-            if m is _SLOW:
-                m = self.answer(watcher, delimiter, eos)
+            if known is not None and known[0] is watcher:
+                m = known[1]
+            elif short and delimiter.danger is not None and delimiter.danger(held, lo) is None:
+                continue
+            else:
+                m = _SLOW if whole is None else self.complete(watcher, delimiter)
+                if m is _SLOW:
+                    m = self.answer(watcher, delimiter, eos)
             if m is None:
                 continue
             if not eos and (m.partial or self.can_grow(delimiter, m, n)):

@@ -891,6 +891,11 @@ class Prefilter:
             self.danger = "|".join(parts)
         self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
 
+    @property
+    def quiet_search(self):
+        """The compiled search behind :meth:`quiet` (its ``search`` method), or None."""
+        return None if self._danger is None else self._danger.search
+
     def quiet(self, text: str, lo: int, hi: int) -> bool:
         """Whether a search of ``text[lo:hi]`` from ``lo`` ends with no attempt alive
         and no match found."""

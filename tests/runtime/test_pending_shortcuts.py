@@ -5,7 +5,11 @@
   one, a complete match is found with the pattern's stdlib form where the lead run
   before the literal begins, with no scanner either.
 - ``feed`` while the watcher that held the text still pends where it begins: only
-  that watcher is asked (``held_by``), skipping the per-feed searches and the scan.
+  that watcher is asked (``held_by``), skipping the per-feed searches and the scan;
+  once it no longer pends, the scan reuses its answer.
+- ``scan`` over short unsent text: a watcher whose danger search finds nothing there
+  is not asked; and after a delimiter commits, a short rest in which the new mode's
+  danger search finds nothing is region text, with no second scan.
 
 Both must change nothing but the work: the same template runs with and without
 them, over texts built from pieces of the delimiters, cut into random chunks, and
@@ -63,7 +67,8 @@ def _module(spec: dict, shortcuts: bool) -> types.ModuleType:
     exec(compile(generate_module(template), "<pending_shortcuts_test>", "exec"), module.__dict__)
     if not shortcuts:
         module._SHORT_HELD = -1  # answer: every non-literal watcher on its scanner
-        module._FORM_HELD = -1
+        module._FORM_HELD = -1  # and scan: no watcher skipped by its danger search
+        module._QUICK_PIECE = -1  # feed and process: no quick danger search of a piece
         scan = module.ResponseStream.scan
 
         def scan_without_holder(self, watch, eos):
@@ -166,3 +171,29 @@ def test_a_complete_match_in_short_text_is_found_without_a_scanner():
     assert ("open", "tool_calls") not in parser._stream.scanners
     assert {"type": "region_chunk", "field": "content", "text": "a", "dirty": False} in events
     assert _run(module, text, []) == _run(_module(TEMPLATES[0], shortcuts=False), text, [])
+
+
+def test_a_completed_open_is_committed_with_one_scan():
+    """"<thi" pends for "<think>"; when "nk>\n" completes it, the holder's answer from
+    feed is reused, "<|im_end|>" (nothing of it in the text) is not asked, and the
+    "\n" after the delimiter goes to the new region without a second scan."""
+    module = _module(TEMPLATES[0], shortcuts=True)
+    parser = module.ResponseParser("")
+    assert parser.feed("<thi") == []
+    asked, scans = [], []
+    answer, scan = module.ResponseStream.answer, module.ResponseStream.scan
+    module.ResponseStream.answer = (
+        lambda self, watcher, delimiter, eos: asked.append(watcher)
+        or answer(self, watcher, delimiter, eos)
+    )
+    module.ResponseStream.scan = lambda self, watch, eos: scans.append(1) or scan(self, watch, eos)
+    try:
+        events = parser.feed("nk>\n")
+    finally:
+        module.ResponseStream.answer, module.ResponseStream.scan = answer, scan
+    assert events == [
+        {"type": "region_open", "field": "reasoning_content"},
+        {"type": "region_chunk", "field": "reasoning_content", "text": "\n", "dirty": False},
+    ]
+    assert asked == [("open", "reasoning_content"), ("open", "tool_calls")]
+    assert len(scans) == 1
