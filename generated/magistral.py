@@ -1829,13 +1829,18 @@ class ResponseStream:
             self.append(text)
         self.whole = {}
         self.failures = 0
-        return self.finalize()[0]
+        self.whole_pass()
+        return self.finish()
 
     def finalize(self):
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
         events = []
         self.process(events, eos=True)
+        return self.finish(), events
+
+    def finish(self):
+        """The message, once the final pass has run."""
         missing = [
             r.name for r in self.table.regions if not r.optional and r.name not in self.output
         ]
@@ -1845,7 +1850,7 @@ class ResponseStream:
         self.output = {k: v for k, v in self.output.items() if k in defaults or not _is_empty(v)}
         self.finalized = True
         self.danger = None
-        return self.output, events
+        return self.output
 
     # -- the buffer ----------------------------------------------------------------
 
@@ -1929,6 +1934,58 @@ class ResponseStream:
                 self.pos = hold_start
             break
         self.trim()
+
+    def whole_pass(self):
+        """``process(events, eos=True)`` for ``parse_whole``: the same commits, in a
+        loop of its own that makes no events (nobody reads them) and asks each
+        watcher's remembered answer first (see :meth:`complete`)."""
+        whole = self.whole
+        held, base = self.held()
+        watches = self.table.watches
+        while True:
+            pos = self.pos
+            best_key = best = None
+            for kind, region, delimiter, watcher in watches[self.current]:
+                cached = whole.get(watcher)
+                if (
+                    cached is not None and cached is not _SLOW and cached[0] <= pos
+                    and (cached[1] is None or pos <= cached[1].start)
+                ):
+                    m = cached[1]
+                else:
+                    m = self.complete(watcher, delimiter)
+                    if m is _SLOW:
+                        m = self.answer(watcher, delimiter, True)
+                if m is None:
+                    continue
+                key = (m.start, m.start - m.end, 0 if kind == "open" else 1, region.name)
+                if best_key is None or key < best_key:
+                    best_key, best = key, (kind, region, m)
+            if best is None or best[2].start >= self.end:
+                break  # nothing, or only an empty match at the very end: no commit
+            kind, region, m = best
+            if m.start > pos and self.current is not None:
+                self.opened = True
+                self.tail.append(held[pos - base : m.start - base])
+            self.pos = m.end
+            if kind == "open":
+                self.close_current(None)
+                self.enter(region.name)
+                self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
+                self.body = []
+                self.tail = []
+                self.opened = True
+            else:
+                had_content = self.opened
+                self.close_current(None)
+                if not had_content and m.start == m.end:
+                    return  # a zero-width close of an empty region would fire forever
+        if self.pos < self.end:
+            if self.current is not None:
+                self.opened = True
+                self.tail.append(held[self.pos - base :])
+            self.pos = self.end
+        self.close_current(None)
 
     def scanner(self, key, delimiter):
         """The watcher's scanner, searching from ``pos`` and caught up with the buffer.
@@ -2287,7 +2344,8 @@ class ResponseStream:
             previous.append(value)
         else:
             self.output[name] = value
-        events.append({"type": "region_close", "field": name, "value": value})
+        if events is not None:
+            events.append({"type": "region_close", "field": name, "value": value})
         self.reset()
 
     def reset(self):
