@@ -793,6 +793,20 @@ class Scanner:
         match at the very end (the text can hold nothing back)."""
         return self.regex.prefilter is not None and self.state in self.dfa.fresh
 
+    def alive_from(self):
+        """Where the attempt alive at the end of the text so far began, when the
+        search has found no match and is not in an initial state; else None.
+
+        :meth:`result` then answers a partial match from there to the end (when
+        that is not empty), with no Match made here.
+        """
+        if self.dead or self.best is not None or self.state in self.dfa.fresh:
+            return None
+        match, hit_source = self.dfa.at_eof(self.state)
+        if match is not None or hit_source is None:
+            return None
+        return _value(hit_source, self.registers, self.pos)
+
     def result(self, partial: bool = False):
         """What ``search(text, start, partial=partial)`` returns for the text so far.
 
@@ -1734,7 +1748,19 @@ class ResponseStream:
                 # header still arriving): while it does, nothing can commit or be
                 # emitted (see scan), so only its watcher is asked.
                 _, _, delimiter, watcher = held_by[0]
+                start = self.end
                 self.append(text)
+                scanner = self.scanners.get(watcher)
+                if (
+                    scanner is not None and scanner.pos == start
+                    and (scanner.start == self.pos or scanner.rebase(self.pos))
+                ):
+                    # Its scanner, caught up until this piece, steps through it; an
+                    # attempt still alive from pos, with no match, pends here.
+                    scanner.advance(text, 0, len(text))
+                    hit = scanner.alive_from()
+                    if hit is not None and hit == self.pos < self.end:
+                        return []
                 m = self.answer(watcher, delimiter, False)
                 if m is not None and m.start == self.pos and (
                     m.partial or self.can_grow(delimiter, m, self.end)

@@ -794,6 +794,20 @@ class Scanner:
         match at the very end (the text can hold nothing back)."""
         return self.regex.prefilter is not None and self.state in self.dfa.fresh
 
+    def alive_from(self):
+        """Where the attempt alive at the end of the text so far began, when the
+        search has found no match and is not in an initial state; else None.
+
+        :meth:`result` then answers a partial match from there to the end (when
+        that is not empty), with no Match made here.
+        """
+        if self.dead or self.best is not None or self.state in self.dfa.fresh:
+            return None
+        match, hit_source = self.dfa.at_eof(self.state)
+        if match is not None or hit_source is None:
+            return None
+        return _value(hit_source, self.registers, self.pos)
+
     def result(self, partial: bool = False):
         """What ``search(text, start, partial=partial)`` returns for the text so far.
 

@@ -295,7 +295,19 @@ class ResponseStream:
                 # header still arriving): while it does, nothing can commit or be
                 # emitted (see scan), so only its watcher is asked.
                 _, _, delimiter, watcher = held_by[0]
+                start = self.end
                 self.append(text)
+                scanner = self.scanners.get(watcher)
+                if (
+                    scanner is not None and scanner.pos == start
+                    and (scanner.start == self.pos or scanner.rebase(self.pos))
+                ):
+                    # Its scanner, caught up until this piece, steps through it; an
+                    # attempt still alive from pos, with no match, pends here.
+                    scanner.advance(text, 0, len(text))
+                    hit = scanner.alive_from()
+                    if hit is not None and hit == self.pos < self.end:
+                        return []
                 m = self.answer(watcher, delimiter, False)
                 if m is not None and m.start == self.pos and (
                     m.partial or self.can_grow(delimiter, m, self.end)

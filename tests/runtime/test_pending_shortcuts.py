@@ -197,3 +197,32 @@ def test_a_completed_open_is_committed_with_one_scan():
     ]
     assert asked == [("open", "reasoning_content"), ("open", "tool_calls")]
     assert len(scans) == 1
+
+
+def test_a_partial_header_on_its_scanner_is_answered_without_a_match():
+    """"<tool_call>\\n<function=get_" is alive, unmatched, on the open watcher's scanner:
+    each feed steps the scanner through the piece and asks nothing else."""
+    module = _module(TEMPLATES[2], shortcuts=True)
+    parser = module.ResponseParser("")
+    stream = parser._stream
+    parser.feed("ok <tool_call>\n<func")
+    assert ("open", "tool_calls") in stream.scanners
+    assert stream.held_by is not None
+    asked = []
+    answer = module.ResponseStream.answer
+    module.ResponseStream.answer = (
+        lambda self, watcher, delimiter, eos: asked.append(watcher)
+        or answer(self, watcher, delimiter, eos)
+    )
+    try:
+        for piece in ("tion=", "get_", "weather"):
+            assert parser.feed(piece) == []
+        assert asked == []
+        events = parser.feed(">\nbody</tool_call> done")
+    finally:
+        module.ResponseStream.answer = answer
+    assert asked  # the header matched: the machine moved on through answer
+    assert {"type": "region_open", "field": "tool_calls"} in events
+    text = "ok <tool_call>\n<function=get_weather>\nbody</tool_call> done"
+    cuts = [len("ok <tool_call>\n<func"), len("ok <tool_call>\n<function=get_wea")]
+    assert _run(module, text, cuts) == _run(_module(TEMPLATES[2], shortcuts=False), text, cuts)
