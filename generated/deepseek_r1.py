@@ -1996,11 +1996,7 @@ class ResponseStream:
             self.pos = m.end
             if kind == "open":
                 self.close_current(None)
-                self.enter(region.name)
-                self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
-                self.body = []
-                self.tail = []
-                self.opened = True
+                self.open_region(None, region, m)
             else:
                 had_content = self.opened
                 self.close_current(None)
@@ -2338,7 +2334,8 @@ class ResponseStream:
         self.body = []
         self.tail = []
         self.opened = True
-        events.append({"type": "region_open", "field": region.name})
+        if events is not None:  # None: parse_whole, where nobody reads them
+            events.append({"type": "region_open", "field": region.name})
 
     def close_current(self, events):
         if self.current is None or not self.opened:
