@@ -1595,10 +1595,8 @@ class ResponseStream:
                     hit = scanner.alive_from()
                     if hit is not None and hit == self.pos < self.end:
                         return []
-                m = self.answer(watcher, delimiter, False)
-                if m is not None and m.start == self.pos and (
-                    m.partial or self.can_grow(delimiter, m, self.end)
-                ):
+                m, pending = self.pends_here(watcher, delimiter)
+                if pending:
                     return []
                 # It no longer pends: the scan asks every watcher, this one's
                 # answer already known.
@@ -1895,7 +1893,7 @@ class ResponseStream:
             # up when they are asked again (scanners step on from where they
             # stopped; literals resume where they were last searched).
             _, _, delimiter, watcher = held_by[0]
-            if self.pends_here(watcher, delimiter):
+            if self.pends_here(watcher, delimiter)[1]:
                 return None, self.pos
         self.held_by = None
         best_key = None
@@ -1941,10 +1939,10 @@ class ResponseStream:
         return best, hold_start
 
     def pends_here(self, watcher, delimiter):
-        """Whether the watcher's delimiter still pends (partial, or able to grow)
-        where the unsent text begins: then nothing can commit or be emitted."""
+        """The watcher's answer from ``pos``, and whether its delimiter still pends
+        (partial, or able to grow) there: then nothing can commit or be emitted."""
         m = self.answer(watcher, delimiter, False)
-        return m is not None and m.start == self.pos and (
+        return m, m is not None and m.start == self.pos and (
             m.partial or self.can_grow(delimiter, m, self.end)
         )
 
