@@ -861,7 +861,7 @@ class Prefilter:
 
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
-        "_danger", "lead_loop", "simple", "_heads",
+        "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source",
     )
 
     def __init__(self, data: dict) -> None:
@@ -903,6 +903,24 @@ class Prefilter:
                 parts.append(_char_class(ranges) + "\\Z")
             self.danger = "|".join(parts)
         self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
+        # For simple patterns: a pattern whose leftmost match, in text holding no
+        # literal, begins where :meth:`pending` says (no match: nowhere). The
+        # guard lets an attempt begin only where a run of lead characters does,
+        # which is where the leftmost one begins: sre then reads a run once, not
+        # once per character in it. Search the unsent text alone (the guard
+        # would read the character before it).
+        tails = []
+        heads_source = "(?:" + "|".join(_re.escape(h) for h in heads) + ")" if heads else None
+        # The lead characters' class, as a pattern (None: no lead).
+        self.lead_source = _char_class(ranges) if self._lead_class is not None else None
+        if self._lead_class is not None:
+            lead = self.lead_source
+            if heads_source is not None:
+                tails.append(f"(?<!{lead}){lead}*{heads_source}\\Z")
+            tails.append(f"(?<!{lead}){lead}+\\Z")
+        elif heads_source is not None:
+            tails.append(heads_source + "\\Z")
+        self.hold = "|".join(tails) if self.simple and tails else None
 
     @property
     def quiet_search(self):
@@ -1583,10 +1601,23 @@ class RegionTable:
             danger = _re.compile("|".join(p.danger for p in pres) or "(?!)", _re.DOTALL)
             if all(p.simple for p in pres):
                 literals = sorted({s for p in pres for s in p.literals})
-                whole = _re.compile("|".join(_re.escape(s) for s in literals), _re.DOTALL)
-                self.quiet[mode] = (danger.search, whole.search, [p.pending for p in pres])
+                whole = "|".join(_re.escape(s) for s in literals)
+                # One search that finds a literal first, or where the earliest
+                # watcher pends (see Prefilter.hold): the work of the danger
+                # search, the literal search and one pending() per watcher.
+                hold = _re.compile(
+                    "|".join([f"(?P<literal>{whole})"] + [p.hold for p in pres if p.hold]),
+                    _re.DOTALL,
+                )
+                # Any watcher's lead character: the hold search begins where the
+                # run of them before the danger search's find does.
+                leads = [p.lead_source for p in pres if p.lead_source]
+                lead = _re.compile("|".join(leads), _re.DOTALL).match if leads else None
+                self.quiet[mode] = (
+                    danger.search, _re.compile(whole, _re.DOTALL).search, hold.search, lead
+                )
             else:
-                self.quiet[mode] = (danger.search, None, None)
+                self.quiet[mode] = (danger.search, None, None, None)
 
         self.landmarks = _landmarks(regions)
         # Per mode, what entering it sets: the quick path's searches, and whether
@@ -1777,56 +1808,83 @@ class ResponseStream:
             and self.end - self.pos <= _QUICK_HELD
         ):
             # Token-sized pieces: decide with one or two stdlib searches of the
-            # unsent text whether any watched delimiter could match or pend.
-            # The buffer becomes one short string: the character before pos
+            # unsent text (held text and piece) whether any watched delimiter
+            # could match or pend there, and where. Unless it is all region text, the
+            # buffer becomes one short string: the character before pos
             # (context for a scanner made later), the held text, the piece.
             pos, end = self.pos, self.end
+            danger, whole, hold, lead = quick
             if pos == end:
-                if quick[0](text) is None:
-                    # Nothing held and nothing to watch in the piece (the usual
-                    # token): it is all region text. The danger patterns look at
-                    # no character before the piece, so it is searched alone, and
-                    # kept alone: its last character is the context a later
-                    # scanner reads before ``pos``.
-                    self.pieces = [text]
-                    self.base = end
-                    self.fresh, self.fresh_start = text, end
-                    self.end = self.pos = end + len(text)
-                    self.examined += len(text)
-                    events = []
-                    self.accumulate(events, text)
-                    return events
-                before = self.pieces[-1][-1:] if end else ""
-                held = before + text
+                unsent = text
             else:
-                whole_held, base = self.held()
-                start = pos - 1 if pos > base else pos
-                before = whole_held[start - base : pos - base]
-                held = whole_held[start - base :] + text
-            base = pos - len(before)
-            i = len(before)
-            self.pieces = [held]
-            self.base = base
+                pieces = self.pieces
+                whole_held = pieces[0] if len(pieces) == 1 else self.held()[0]
+                base = self.base
+                unsent = whole_held[pos - base :] + text
+            found = danger(unsent)
+            if found is None:
+                # Nothing to watch in the unsent text (the usual token, or a held
+                # space and the word after it): it is all region text. The danger
+                # patterns look at no character before it, so it is searched
+                # alone, and kept alone: its last character is the context a
+                # later scanner reads before ``pos``.
+                self.pieces = [unsent]
+                self.base = pos
+                self.fresh, self.fresh_start = text, end
+                self.end = self.pos = end + len(text)
+                self.examined += len(unsent)
+                if self.opened:
+                    # accumulate, written out for the usual token (one call less)
+                    tail = self.tail
+                    tail.append(unsent)
+                    if len(tail) >= _BODY_RUN:
+                        self.body.append("".join(tail))
+                        tail.clear()
+                    return [
+                        {"type": "region_chunk", "field": self.current, "text": unsent,
+                         "dirty": self.dirty}
+                    ]
+                events = []
+                self.accumulate(events, unsent)
+                return events
+            if pos == end:
+                before = self.pieces[-1][-1:] if end else ""
+            else:
+                before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
+            self.pieces = [before + unsent]
+            self.base = pos - len(before)
             self.fresh, self.fresh_start = text, end
             self.end = end + len(text)
-            danger, whole, pendings = quick
-            stop = len(held)
-            self.examined += stop - i
-            if danger(held, i) is not None:
-                if whole is None or whole(held, i) is not None:
-                    events = []
-                    self.process(events, eos=False)
-                    return events
-                # No whole delimiter literal, only the beginning of one (or of
-                # its lead) at the end: each search pends where that begins.
-                for pending in pendings:
-                    j = pending(held, i)
-                    if j < stop:
-                        stop = j
-            self.pos = base + stop
+            self.examined += len(unsent)
+            # A literal goes to the scan (the danger search found one when its
+            # match ends before the end: only literals are not anchored there),
+            # and so does anything the danger search finds when there is no hold
+            # search. Otherwise the hold search finds where the earliest watcher
+            # pends: the beginning of a literal, or of its lead, running to the
+            # end. (It is not the first search: sre finds the danger pattern's
+            # literals and heads much faster, and most pieces hold neither.) No
+            # beginning of a literal comes before the danger search's find, so
+            # what pends begins no earlier than the run of lead characters before
+            # it: the hold search starts there (and its guard reads a character
+            # that is not a lead character, or none).
+            if hold is not None and found.end() == len(unsent):
+                at = found.start()
+                if lead is not None:
+                    while at and lead(unsent, at - 1) is not None:
+                        at -= 1
+                self.examined += len(unsent) - at
+                found = hold(unsent, at)
+            else:
+                found = None
+            if found is None or found.lastgroup is not None or whole(unsent, found.start()):
+                events = []
+                self.process(events, eos=False)
+                return events
+            stop = found.start()
+            self.pos = pos + stop
             events = []
-            if stop > i:  # else all held
-                self.accumulate(events, held[i:stop])
+            if stop:  # else all held
+                self.accumulate(events, unsent[:stop])
             return events
         if self.finalized:
             raise RuntimeError("the parser was already finalized")

@@ -862,7 +862,7 @@ class Prefilter:
 
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
-        "_danger", "lead_loop", "simple", "_heads",
+        "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source",
     )
 
     def __init__(self, data: dict) -> None:
@@ -904,6 +904,24 @@ class Prefilter:
                 parts.append(_char_class(ranges) + "\\Z")
             self.danger = "|".join(parts)
         self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
+        # For simple patterns: a pattern whose leftmost match, in text holding no
+        # literal, begins where :meth:`pending` says (no match: nowhere). The
+        # guard lets an attempt begin only where a run of lead characters does,
+        # which is where the leftmost one begins: sre then reads a run once, not
+        # once per character in it. Search the unsent text alone (the guard
+        # would read the character before it).
+        tails = []
+        heads_source = "(?:" + "|".join(_re.escape(h) for h in heads) + ")" if heads else None
+        # The lead characters' class, as a pattern (None: no lead).
+        self.lead_source = _char_class(ranges) if self._lead_class is not None else None
+        if self._lead_class is not None:
+            lead = self.lead_source
+            if heads_source is not None:
+                tails.append(f"(?<!{lead}){lead}*{heads_source}\\Z")
+            tails.append(f"(?<!{lead}){lead}+\\Z")
+        elif heads_source is not None:
+            tails.append(heads_source + "\\Z")
+        self.hold = "|".join(tails) if self.simple and tails else None
 
     @property
     def quiet_search(self):

@@ -226,3 +226,22 @@ def test_a_partial_header_on_its_scanner_is_answered_without_a_match():
     text = "ok <tool_call>\n<function=get_weather>\nbody</tool_call> done"
     cuts = [len("ok <tool_call>\n<func"), len("ok <tool_call>\n<function=get_wea")]
     assert _run(module, text, cuts) == _run(_module(TEMPLATES[2], shortcuts=False), text, cuts)
+
+
+def test_a_literal_after_where_the_hold_search_pends_goes_to_the_scan():
+    """In "a  <x>", the hold search's leftmost find is " <x>" at 2, the beginning of
+    the literal " <x>z"; but "<x" is whole at 3, and "\\s*<x" matches from 1, before
+    anything pends: the quick path must leave that to the scan, which commits it."""
+    spec = {
+        "reasoning_content": {"open": " <x>z", "close": "</x>", "content": "text"},
+        "tool_calls": {"open_pattern": "\\s*<x", "close": "</y>", "content": "text"},
+        "content": {"close": "<|im_end|>", "content": "text"},
+    }
+    module = _module(spec, shortcuts=True)
+    parser = module.ResponseParser("")
+    parser.feed("a")
+    events = parser.feed("  <x>")
+    assert {"type": "region_open", "field": "tool_calls"} in events
+    text = "a  <x>body</y>"
+    for cuts in ([1], [1, 3], []):
+        assert _run(module, text, cuts) == _run(_module(spec, shortcuts=False), text, cuts)
