@@ -1508,6 +1508,9 @@ _FORM_HELD = 48
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
+# Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
+_PROMPT_STATES = 16
+_PROMPT_TAIL = 256
 
 
 class Delimiter:
@@ -1558,7 +1561,7 @@ class RegionTable:
 
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
-        "watches", "landmarks", "modes",
+        "watches", "landmarks", "modes", "prompt_states",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -1620,6 +1623,8 @@ class RegionTable:
                 self.quiet[mode] = (danger.search, None, None, None)
 
         self.landmarks = _landmarks(regions)
+        # Prompt tail -> the stream's state after it (see ResponseStream.remember).
+        self.prompt_states: dict = {}
         # Per mode, what entering it sets: the quick path's searches, and whether
         # the region's chunks are dirty (not part of the final value).
         self.modes = {
@@ -1763,11 +1768,56 @@ class ResponseStream:
         if prefix:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix)
             if truncated:
-                self.append(truncated)
-                # Even for parse_whole: the prompt is a chunk of its own, and `$` before
-                # its last newline closes a region there (as in the reference), which a
-                # pass over prompt and output together would not see.
-                self.process(self.initial_events, eos=False)
+                saved = table.prompt_states.get(truncated)
+                if saved is not None:
+                    self.resume(saved)
+                else:
+                    self.append(truncated)
+                    # Even for parse_whole: the prompt is a chunk of its own, and `$`
+                    # before its last newline closes a region there (as in the
+                    # reference), which a pass over prompt and output together would
+                    # not see.
+                    self.process(self.initial_events, eos=False)
+                    self.remember(truncated)
+
+    # A chat template ends every prompt alike (its generation prompt, "<think>\n"
+    # for some), and processing that tail cost a short parse several microseconds.
+    # What it leaves depends only on the table and the tail, unless a region closed
+    # in it (its value may depend on the tools): then nothing is kept.
+    _COPIED = ("pieces", "body", "tail", "captures", "fixed_seen")
+    _OWN = ("table", "coerce", "output", "scanners", "initial_events")
+
+    def remember(self, truncated):
+        """Keep the state the prompt's tail left, for the table's next stream with
+        the same tail: when it holds no scanner, no pending answer, no closed region."""
+        states = self.table.prompt_states
+        if (
+            len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
+            or self.held_by is not None or self.known is not None
+            or any(e["type"] == "region_close" for e in self.initial_events)
+        ):
+            return
+        saved = {}
+        for key, value in self.__dict__.items():
+            if key in self._COPIED:
+                value = type(value)(value)  # the lists and dicts resume copies again
+            elif key in self._OWN:
+                continue
+            elif value is not None and type(value) not in (int, str, bool, tuple):
+                return  # state this does not know how to copy: nothing is kept
+            saved[key] = value
+        saved["initial_events"] = [dict(e) for e in self.initial_events]
+        states[truncated] = saved
+
+    def resume(self, saved):
+        """The state :meth:`remember` kept, copied so that this stream owns it."""
+        self.__dict__.update(saved)
+        self.pieces = list(self.pieces)
+        self.body = list(self.body)
+        self.tail = list(self.tail)
+        self.captures = dict(self.captures)
+        self.fixed_seen = dict(self.fixed_seen)
+        self.initial_events = [dict(e) for e in self.initial_events]
 
     # -- feeding -----------------------------------------------------------------
 
