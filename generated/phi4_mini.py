@@ -1808,9 +1808,16 @@ class ResponseStream:
     # A chat template ends every prompt alike (its generation prompt, "<think>\n"
     # for some), and processing that tail cost a short parse several microseconds.
     # What it leaves depends only on the table and the tail, unless a region closed
-    # in it (its value may depend on the tools): then nothing is kept.
+    # in it (its value may depend on the tools): then nothing is kept. The state is
+    # read and set attribute by attribute: going through ``__dict__`` made CPython
+    # give the instance a plain dict, and every attribute access of the stream
+    # after that slower (a third slower streaming).
+    _KEPT = (
+        "base", "end", "pos", "fresh", "fresh_start", "examined", "rescans",
+        "retired_steps", "retired_searched", "opened", "marks_from", "current", "danger",
+        "dirty",
+    )
     _COPIED = ("pieces", "body", "tail", "captures", "fixed_seen")
-    _OWN = ("table", "coerce", "output", "scanners", "initial_events")
 
     def remember(self, truncated):
         """Keep the state the prompt's tail left, for the table's next stream with
@@ -1822,27 +1829,21 @@ class ResponseStream:
             or any(e["type"] == "region_close" for e in self.initial_events)
         ):
             return
-        saved = {}
-        for key, value in self.__dict__.items():
-            if key in self._COPIED:
-                value = type(value)(value)  # the lists and dicts resume copies again
-            elif key in self._OWN:
-                continue
-            elif value is not None and type(value) not in (int, str, bool, tuple):
-                return  # state this does not know how to copy: nothing is kept
-            saved[key] = value
-        saved["initial_events"] = [dict(e) for e in self.initial_events]
-        states[truncated] = saved
+        kept = tuple(getattr(self, name) for name in self._KEPT)
+        # Copies: this stream goes on changing its own lists and dicts.
+        copied = tuple(type(v)(v) for v in (getattr(self, name) for name in self._COPIED))
+        states[truncated] = (kept, copied, [dict(e) for e in self.initial_events])
 
     def resume(self, saved):
         """The state :meth:`remember` kept, copied so that this stream owns it."""
-        self.__dict__.update(saved)
-        self.pieces = list(self.pieces)
-        self.body = list(self.body)
-        self.tail = list(self.tail)
-        self.captures = dict(self.captures)
-        self.fixed_seen = dict(self.fixed_seen)
-        self.initial_events = [dict(e) for e in self.initial_events]
+        kept, copied, events = saved
+        for name, value in zip(self._KEPT, kept):
+            setattr(self, name, value)
+        self.pieces, self.body, self.tail, self.captures, self.fixed_seen = (
+            list(copied[0]), list(copied[1]), list(copied[2]), dict(copied[3]),
+            dict(copied[4]),
+        )
+        self.initial_events = [dict(e) for e in events]
 
     # -- feeding -----------------------------------------------------------------
 

@@ -106,14 +106,28 @@ def test_streams_that_resume_a_tail_share_no_list_or_dict():
     module = _module(remember=True)
     prefix = ANCHOR + "<think>\n"
     streams = [module.ResponseParser(prefix) for _ in range(3)]
-    saved = module.TABLE.prompt_states["<think>\n"]
-    for name in ("pieces", "body", "tail", "captures", "fixed_seen", "initial_events"):
-        owned = [getattr(p._stream, name) for p in streams] + [saved[name]]
+    _, copied, saved_events = module.TABLE.prompt_states["<think>\n"]
+    names = module.ResponseStream._COPIED + ("initial_events",)
+    for k, name in enumerate(names):
+        owned = [getattr(p._stream, name) for p in streams]
+        owned.append(saved_events if name == "initial_events" else copied[k])
         assert len({id(x) for x in owned}) == len(owned), name
-    events = [e for p in streams for e in p.initial_events] + saved["initial_events"]
+    events = [e for p in streams for e in p.initial_events] + saved_events
     assert len({id(e) for e in events}) == len(events)
     # What a caller does with its events, or a stream with its buffer, reaches no other.
     streams[1].initial_events[0]["field"] = "changed"
     streams[1]._stream.pieces.append("junk")
     assert module.ResponseParser(prefix).initial_events == streams[2].initial_events
     assert module.ResponseParser(prefix)._stream.pieces == streams[2]._stream.pieces
+
+
+def test_every_attribute_of_a_stream_is_kept_or_known_to_need_no_keeping():
+    """A new attribute set while the tail is processed must be added to what is kept."""
+    module = _module(remember=True)
+    stream = module.ResponseParser(ANCHOR + "<think>\n")._stream
+    kept = set(module.ResponseStream._KEPT) | set(module.ResponseStream._COPIED)
+    # Each stream's own, or None / False whenever a tail's state is kept.
+    own = {"table", "coerce", "output", "scanners", "initial_events"}
+    unset = {"held_by", "known", "whole", "marks", "finalized"}
+    assert set(vars(stream)) == kept | own | unset
+    assert all(not getattr(stream, name) for name in unset)
