@@ -458,6 +458,7 @@ class CompiledRegex:
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
         self.prefilter = prefilter
         self.class_cache: dict = {}
+        self.jumps: dict = {}  # see jump
 
     # Backtracking can cost more than linear time: `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over
     # thousands of unclosed `<p=a>` rescans the rest of the text from each one. Up to this
@@ -488,6 +489,39 @@ class CompiledRegex:
         if c is None:
             c = self.class_cache[ch] = self.alphabet.class_of(ord(ch))
         return c
+
+    def jump(self, state: int, literal: str):
+        """The DFA's run over ``literal`` from ``state``, a state with no attempt alive
+        and no match found: ``(state after it, registers, match or None)``, positions
+        as offsets from the literal's start; None if the search dies in it.
+
+        A prefilter literal is stepped the same way every time it occurs (the
+        DFA is deterministic, and nothing alive before it is carried in), so the
+        run is worked out once per state and literal and then taken in one step:
+        a tool-call header's fixed part is not stepped character by character
+        in Python each time it arrives.
+        """
+        key = (state, literal)
+        if key in self.jumps:
+            return self.jumps[key]
+        rows = self.dfa.rows
+        registers: list = []
+        best = None
+        found = None
+        for here, ch in enumerate(literal):
+            state, sources, match = rows[state][self.class_of(ch)]
+            if match is not None:
+                best = (_value(match[0], registers, here), _value(match[1], registers, here))
+            if sources:
+                registers = [here if s == CUR else registers[s] for s in sources]
+            elif sources is not None:
+                registers = []
+            if rows[state] is None:
+                break
+        else:
+            found = (state, tuple(registers), best)
+        self.jumps[key] = found
+        return found
 
     def initial_after(self, c: int) -> int:
         """The DFA's initial state after a character of class ``c``."""
@@ -747,9 +781,8 @@ class Scanner:
                 return
         best = self.best
         i = lo
-        # Below watch_from, no prefilter search is due (or worth it: a piece
-        # shorter than the reach is stepped whole).
-        watch_from = lo if pre is not None and hi - lo > pre.reach else hi
+        # Below watch_from, no prefilter search is due.
+        watch_from = lo if pre is not None else hi
         steps = 0
         while i < hi:
             if i >= watch_from and state in fresh:
@@ -768,6 +801,23 @@ class Scanner:
                 watch_from = edge + 1
                 if i >= hi:
                     break
+                if i == j and best is None and not registers:
+                    # A literal begins here with nothing alive: its run is known.
+                    for literal in pre.literals:
+                        if text.startswith(literal, i, hi):
+                            run = self.regex.jump(state, literal)
+                            if run is not None:
+                                here = pos0 + i - lo
+                                state, offsets, found = run
+                                registers = [here + r for r in offsets]
+                                if found is not None:
+                                    best = (here + found[0], here + found[1])
+                                self.searched += len(literal)
+                                i += len(literal)
+                            break
+                    if i >= hi:
+                        break
+                    continue
             ch = text[i]
             c = classes.get(ch)
             if c is None:

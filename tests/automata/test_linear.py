@@ -72,3 +72,25 @@ def test_chunking_does_not_change_the_answer_or_the_work(chunk):
     # In one piece, only the last characters that may hold part of "<tool_call>"
     # are stepped (none of them whitespace that could lead it).
     assert whole.steps == len("<tool_call>") - 1
+
+
+def test_a_prefilter_literal_met_with_nothing_alive_is_taken_in_one_step():
+    """``CompiledRegex.jump``: the DFA's run over the literal is worked out once and
+    reused, so a tool-call header's fixed part is not stepped per character; the
+    answer is the one stepping gives."""
+    pattern = r"<\|tool_call>call:(?P<name>[^{<]+)"
+    text = "hello <|tool_call>call:get"
+    rx = compile_regex(pattern)
+    scanner = rx.scanner()
+    scanner.feed(text)
+    assert scanner.steps == len("get")  # "<|tool_call>call:" was one jump
+    compile_regex.cache_clear()  # a second CompiledRegex, whose jumps are switched off
+    stepped = compile_regex(pattern)
+    compile_regex.cache_clear()
+    assert stepped is not rx
+    stepped.jump = lambda state, literal: None  # type: ignore[method-assign]
+    slow = stepped.scanner()
+    slow.feed(text)
+    assert slow.steps == len(text) - len("hello ")
+    assert scanner.result(partial=True) == slow.result(partial=True)
+    assert scanner.result(partial=True).groupdict() == {"name": "get"}
