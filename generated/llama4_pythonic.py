@@ -1857,16 +1857,13 @@ class ResponseStream:
                 self.process(events, eos=False)
                 return events
         quick = self.danger
-        if (
-            quick is not None and text and len(text) <= _QUICK_PIECE
-            and self.end - self.pos <= _QUICK_HELD
-        ):
+        pos, end = self.pos, self.end
+        if quick is not None and 0 < len(text) <= _QUICK_PIECE and end - pos <= _QUICK_HELD:
             # Token-sized pieces: decide with one or two stdlib searches of the
             # unsent text (held text and piece) whether any watched delimiter
             # could match or pend there, and where. Unless it is all region text, the
             # buffer becomes one short string: the character before pos
             # (context for a scanner made later), the held text, the piece.
-            pos, end = self.pos, self.end
             danger, whole, hold, lead = quick
             if pos == end:
                 unsent = text
