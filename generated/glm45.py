@@ -1696,7 +1696,7 @@ class ResponseStream:
     def resume(self, saved):
         """The state :meth:`remember` kept, copied so that this stream owns it."""
         kept, copied, events = saved
-        for name, value in zip(self._KEPT, kept):
+        for name, value in zip(self._KEPT, kept, strict=True):
             setattr(self, name, value)
         self.pieces, self.body, self.tail, self.captures, self.fixed_seen = (
             list(copied[0]), list(copied[1]), list(copied[2]), dict(copied[3]),
