@@ -1583,6 +1583,7 @@ _FORM_HELD = 48
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
+_PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
 # Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
 _PROMPT_STATES = 16
 _PROMPT_TAIL = 256
@@ -2275,6 +2276,12 @@ class ResponseStream:
             if not eos and (m.partial or self.can_grow(delimiter, m, n)):
                 if m.start < hold_start:
                     hold_start, holder = m.start, entry
+                    if hold_start == self.pos and _PEND_STOPS_SCAN:
+                        # Pending where every search starts: nothing can commit (a
+                        # match must begin before every pending one) and nothing is
+                        # emitted, whatever the others answer. They are not asked;
+                        # they catch up when next asked, as with held_by.
+                        break
                 continue
             key = (m.start, m.start - m.end, 0 if kind == "open" else 1, region.name)
             if best_key is None or key < best_key:

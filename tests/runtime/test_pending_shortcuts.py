@@ -69,6 +69,7 @@ def _module(spec: dict, shortcuts: bool) -> types.ModuleType:
         module._SHORT_HELD = -1  # answer: every non-literal watcher on its scanner
         module._FORM_HELD = -1  # and scan: no watcher skipped by its danger search
         module._QUICK_PIECE = -1  # feed and process: no quick danger search of a piece
+        module._PEND_STOPS_SCAN = False  # scan: every watcher asked after one pends at pos
         scan = module.ResponseStream.scan
 
         def scan_without_holder(self, watch, eos):
@@ -244,4 +245,44 @@ def test_a_literal_after_where_the_hold_search_pends_goes_to_the_scan():
     assert {"type": "region_open", "field": "tool_calls"} in events
     text = "a  <x>body</y>"
     for cuts in ([1], [1, 3], []):
+        assert _run(module, text, cuts) == _run(_module(spec, shortcuts=False), text, cuts)
+
+
+def test_a_watcher_pending_where_the_scan_starts_ends_the_scan():
+    """"<|channel|>a" pends for the reasoning open, the first watcher, right at pos:
+    nothing can commit, so the tool-call watcher is not asked (no scanner is made)."""
+    spec = {
+        "reasoning_content": {
+            "open": "<|channel|>analysis<|message|>", "close": "<|end|>", "content": "text",
+        },
+        "tool_calls": {
+            "open_pattern": (
+                "(?: to=(?P<name>\\w+)<\\|channel\\|>commentary"
+                "|<\\|channel\\|>(?:commentary|analysis) to=(?P<name>\\w+))<\\|message\\|>"
+            ),
+            "close": "<|call|>", "repeats": True, "content": "text",
+            "transform": {"name": "{name}", "body": "{content}"},
+        },
+        "content": {"open": "<|channel|>final<|message|>", "close": "<|end|>",
+                    "content": "text"},
+    }
+    module = _module(spec, shortcuts=True)
+    parser = module.ResponseParser("")
+    asked = []
+    answer = module.ResponseStream.answer
+    module.ResponseStream.answer = (
+        lambda self, watcher, delimiter, eos: asked.append(watcher)
+        or answer(self, watcher, delimiter, eos)
+    )
+    try:
+        assert parser.feed("<|channel|>a") == []
+    finally:
+        module.ResponseStream.answer = answer
+    assert asked == [("open", "reasoning_content")]
+    assert ("open", "tool_calls") not in parser._stream.scanners
+    text = (
+        "<|channel|>analysis<|message|>think<|end|><|channel|>commentary to=f<|message|>"
+        "{}<|call|><|channel|>final<|message|>done<|end|>"
+    )
+    for cuts in ([12], [3, 12, 20, 60], list(range(0, len(text), 4))):
         assert _run(module, text, cuts) == _run(_module(spec, shortcuts=False), text, cuts)

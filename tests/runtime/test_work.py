@@ -73,9 +73,11 @@ def test_adversarial_work_per_character_is_bounded(spec, head, unit, tail, step)
         assert stream.rescans == 0
         per_size.append(_ratios(stream, n))
     # Each watched delimiter steps each character at most once (two watch the
-    # whitespace run under Hermes), and searches it at most about once more;
-    # the per-feed searches look at held text again only while it is short.
-    _assert_bounded(per_size, steps_bound=2.5, searched_bound=2.5)
+    # whitespace run under Hermes), and searches it at most about once more (a
+    # watcher not asked while another held the text catches up with one prefilter
+    # search over it); the per-feed searches look at held text again only while
+    # it is short, a constant that is over two per character at 2K alone.
+    _assert_bounded(per_size, steps_bound=2.5, searched_bound=3.5)
 
 
 def test_the_counters_count():
