@@ -490,22 +490,23 @@ class CompiledRegex:
             c = self.class_cache[ch] = self.alphabet.class_of(ord(ch))
         return c
 
-    def jump(self, state: int, literal: str):
-        """The DFA's run over ``literal`` from ``state``, a state with no attempt alive
-        and no match found: ``(state after it, registers, match or None)``, positions
-        as offsets from the literal's start; None if the search dies in it.
+    def jump(self, state: int, literal: str, held: int = 0):
+        """The DFA's run over ``literal`` from ``state`` with ``held`` registers:
+        ``(state after it, registers, match or None)``, or None if the search dies
+        in it. A register or match position is an offset from the literal's start
+        (>= 0) or ``-1 - k`` for the ``k``-th register held before it.
 
-        A prefilter literal is stepped the same way every time it occurs (the
-        DFA is deterministic, and nothing alive before it is carried in), so the
-        run is worked out once per state and literal and then taken in one step:
-        a tool-call header's fixed part is not stepped character by character
-        in Python each time it arrives.
+        The run over a literal from a state is the same every time the literal
+        occurs (the DFA is deterministic, and the registers it carries in are
+        only copied along), so it is worked out once per state and literal and
+        then taken in one step: a tool-call header's fixed part is not stepped
+        character by character in Python each time it arrives.
         """
-        key = (state, literal)
+        key = (state, literal, held)
         if key in self.jumps:
             return self.jumps[key]
         rows = self.dfa.rows
-        registers: list = []
+        registers: list = [-1 - k for k in range(held)]
         best = None
         found = None
         for here, ch in enumerate(literal):
@@ -783,6 +784,7 @@ class Scanner:
         i = lo
         # Below watch_from, no prefilter search is due.
         watch_from = lo if pre is not None else hi
+        jump_at = -1  # where the prefilter found a literal, once the DFA gets there
         steps = 0
         while i < hi:
             if i >= watch_from and state in fresh:
@@ -801,23 +803,27 @@ class Scanner:
                 watch_from = edge + 1
                 if i >= hi:
                     break
-                if i == j and best is None and not registers:
-                    # A literal begins here with nothing alive: its run is known.
-                    for literal in pre.literals:
-                        if text.startswith(literal, i, hi):
-                            run = self.regex.jump(state, literal)
-                            if run is not None:
-                                here = pos0 + i - lo
-                                state, offsets, found = run
-                                registers = [here + r for r in offsets]
-                                if found is not None:
-                                    best = (here + found[0], here + found[1])
-                                self.searched += len(literal)
-                                i += len(literal)
-                            break
-                    if i >= hi:
+                jump_at = j
+            if i == jump_at:
+                # A literal begins here: its run from this state is known.
+                jump_at = -1
+                for literal in pre.literals:
+                    if text.startswith(literal, i, hi):
+                        run = self.regex.jump(state, literal, len(registers))
+                        if run is not None:
+                            here = pos0 + i - lo
+                            state, refs, found = run
+                            if found is not None:
+                                best = tuple(
+                                    registers[-1 - r] if r < 0 else here + r for r in found
+                                )
+                            registers = [registers[-1 - r] if r < 0 else here + r for r in refs]
+                            self.searched += len(literal)
+                            i += len(literal)
                         break
-                    continue
+                if i >= hi:
+                    break
+                continue
             ch = text[i]
             c = classes.get(ch)
             if c is None:
