@@ -5327,7 +5327,11 @@ _REGEX_DATA = [
             ],
         },
         'prefilter': {
-            'literals': [' to=functions.', '<|channel|>'],
+            'literals': [
+                ' to=functions.',
+                '<|channel|>analysis to=functions.',
+                '<|channel|>commentary to=functions.',
+            ],
             'lead': 0,
             'lead_ranges': [],
             'lead_is_loop': False,

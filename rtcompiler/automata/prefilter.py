@@ -106,16 +106,11 @@ def _in_sequence(items) -> list | None:
     for k, item in enumerate(items):
         single = _single(item)
         if single is not None:
-            literal = single
-            for nxt in items[k + 1 :]:
-                more = _single(nxt)
-                if more is None:
-                    break
-                literal += more
+            literals = _literals_from(single, items[k + 1 :])
             if bounded is not None:
-                return [(literal, bounded, CharSet(()))]
+                return [(literal, bounded, CharSet(())) for literal in literals]
             if class_only:
-                return [(literal, None, chars)]
+                return [(literal, None, chars) for literal in literals]
             return None
         if isinstance(item, (ast.Group, ast.Alternation)):
             # Each alternative brings its own literal, after what came before.
@@ -135,6 +130,52 @@ def _in_sequence(items) -> list | None:
         if bounded is None and not class_only:
             return None
     return None
+
+
+# A literal runs on through a group of plain strings (``(?:commentary|analysis)``) as
+# long as the strings it can end with stay this few: longer literals leave fewer
+# places to the DFA (``<|channel|>`` alone also begins every other gpt-oss channel
+# header), but every literal is one more ``str.find`` per search.
+MAX_LITERALS = 8
+
+
+def _literals_from(first: str, rest) -> list[str]:
+    """The strings a match spells from ``first`` through the plain items after it."""
+    literals = [first]
+    for item in rest:
+        more = _single(item)
+        if more is not None:
+            literals = [s + more for s in literals]
+            continue
+        options = _strings(item)
+        if options is None or len(literals) * len(options) > MAX_LITERALS:
+            break
+        literals = list(dict.fromkeys(s + o for s in literals for o in options))
+    return literals
+
+
+def _strings(node: ast.Node) -> list[str] | None:
+    """Every string ``node`` can match, if it is an alternation of plain strings."""
+    if isinstance(node, ast.Group):
+        return _strings(node.item)
+    if isinstance(node, ast.Alternation):
+        out: list[str] = []
+        for alt in node.alternatives:
+            sub = _strings(alt)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    if isinstance(node, ast.Empty):
+        return [""]
+    items = node.items if isinstance(node, ast.Concat) else (node,)
+    text = ""
+    for item in items:
+        single = _single(item)
+        if single is None:
+            return None
+        text += single
+    return [text]
 
 
 def _after(bounded, chars, branches) -> list | None:

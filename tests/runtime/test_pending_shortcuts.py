@@ -53,11 +53,30 @@ TEMPLATES = [
         },
         "content": {"close": "<|im_end|>", "content": "text"},
     },
+    {
+        # Channel headers sharing "<|channel|>": the tool-call literals run on
+        # through the channel names, so the channel headers pend on the quick path.
+        "reasoning_content": {
+            "open": "<|channel|>analysis<|message|>", "close": "<|end|>", "content": "text",
+        },
+        "tool_calls": {
+            "open_pattern": (
+                "(?: to=(?P<name>\\w+)<\\|channel\\|>commentary"
+                "|<\\|channel\\|>(?:commentary|analysis) to=(?P<name>\\w+))<\\|message\\|>"
+            ),
+            "close": "<|call|>", "repeats": True, "content": "text",
+            "transform": {"name": "{name}", "body": "{content}"},
+        },
+        "content": {"open": ["<|channel|>final<|message|>", "<|channel|>commentary<|message|>"],
+                    "close": "<|end|>", "content": "text"},
+    },
 ]
 PIECES = [
     " ", "\n", "  ", "x", "ab", "<", "<t", "<tool_", "call>", "<tool_call>", "</tool_call>",
     "</", "<think>", "</think>", "<|im_end|>", "<|", "tool_call>", "call:", "get_", "w{",
     "<tool_call|>", "<turn|>", "<|tool_response>", "<function=", "f>", "{", ">",
+    "<|channel|>", "analysis", "commentary", "comm", " to=", "f", "<|message|>", "<|mes",
+    "<|end|>", "<|call|>", "final",
 ]
 
 
@@ -258,8 +277,10 @@ def test_a_watcher_pending_where_the_scan_starts_ends_the_scan():
         "tool_calls": {
             "open_pattern": (
                 "(?: to=(?P<name>\\w+)<\\|channel\\|>commentary"
-                "|<\\|channel\\|>(?:commentary|analysis) to=(?P<name>\\w+))<\\|message\\|>"
+                "|<\\|channel\\|>(?:commentary|analysis\\w*) to=(?P<name>\\w+))<\\|message\\|>"
             ),
+            # (``analysis\w*``: with plain strings only, the prefilter's literals would
+            # run through the group, and "<|channel|>a" would pend on the quick path.)
             "close": "<|call|>", "repeats": True, "content": "text",
             "transform": {"name": "{name}", "body": "{content}"},
         },

@@ -1,0 +1,119 @@
+"""The prefilter's literals run on through groups of plain strings.
+
+``<\\|channel\\|>(?:commentary|analysis) to=`` gets the literals
+``<|channel|>analysis to=`` and ``<|channel|>commentary to=``, not ``<|channel|>``
+alone, which also begins every other gpt-oss channel header. The facts the runtime
+relies on must still hold for every text: every match begins with a literal after
+its lead, and so does every attempt still alive past ``reach`` characters.
+"""
+
+from __future__ import annotations
+
+import re
+
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rtcompiler.automata import compile_regex
+from rtcompiler.automata.prefilter import MAX_LITERALS
+from rtcompiler.runtime.engine import Prefilter
+
+ALPHABET = "ab<| "
+WORDS = st.text(ALPHABET, min_size=1, max_size=3)
+
+
+def test_a_group_of_plain_strings_extends_the_literal():
+    facts = compile_regex(
+        r"<\|channel\|>(?:commentary|analysis) to=functions\.(?P<name>\w+)"
+    ).prefilter_facts
+    assert facts["literals"] == [
+        "<|channel|>analysis to=functions.", "<|channel|>commentary to=functions.",
+    ]
+
+
+def test_the_literals_stop_growing_where_they_would_become_too_many():
+    # 3 x 3 = 9 strings after the second group: more than MAX_LITERALS (8).
+    assert MAX_LITERALS == 8
+    facts = compile_regex("x(?:a|b|c)y(?:d|e|f)z").prefilter_facts
+    assert facts["literals"] == ["xay", "xby", "xcy"]
+    # A group that is not plain strings ends the literal where it begins.
+    assert compile_regex("x(?:a|b+)y").prefilter_facts["literals"] == ["x"]
+    # An empty alternative is a plain string too.
+    assert compile_regex("x(?:a|)y").prefilter_facts["literals"] == ["xay", "xy"]
+
+
+@st.composite
+def _patterns(draw):
+    """``[lead] first (?:w|w...) middle (?:w|w...) [rest]``, and a text made of its
+    pieces (so that it matches, nearly matches or pends) and a little noise."""
+    parts = []
+    pieces = [" ", "b", "<"]
+    lead = draw(st.sampled_from(["", r"\s*", " ?"]))
+    parts.append(lead)
+    first = draw(WORDS)
+    pieces.append(first)
+    parts.append(re.escape(first))
+    for _ in range(draw(st.integers(1, 2))):
+        options = draw(st.lists(st.text(ALPHABET, max_size=3), min_size=1, max_size=3))
+        pieces.extend(options)
+        parts.append("(?:" + "|".join(re.escape(o) for o in options) + ")")
+        middle = draw(st.text(ALPHABET, max_size=2))
+        pieces.append(middle)
+        parts.append(re.escape(middle))
+    parts.append(draw(st.sampled_from(["", "b+", "(?:a|b*)<", r"\w"])))
+    text = "".join(draw(st.lists(st.sampled_from(pieces), max_size=10)))
+    return "".join(parts), text
+
+
+@given(case=_patterns())
+def test_every_match_and_long_attempt_holds_a_literal_after_its_lead(case):
+    pattern, text = case
+    facts = compile_regex(pattern).prefilter_facts
+    if facts is None:
+        return
+    literals = facts["literals"]
+    lead_chars = re.compile(
+        "[" + "".join(re.escape(chr(c)) for lo, hi in facts["lead_ranges"]
+                      for c in range(lo, hi + 1)) + "]"
+    ) if facts["lead_ranges"] else None
+    reach = max(map(len, literals)) - 1 + facts["lead"]
+    compiled = regex.compile(pattern)
+
+    def holds_a_literal(start: int, stop: int) -> bool:
+        # A literal begins after at most ``lead`` characters, or after lead characters only.
+        for at in range(start, stop):
+            if any(text.startswith(s, at) and at + len(s) <= stop for s in literals):
+                return True
+            if at - start >= facts["lead"] and (
+                lead_chars is None or not lead_chars.fullmatch(text[at])
+            ):
+                return False
+        return False
+
+    def lead_then_beginning(start: int, stop: int) -> bool:
+        # Behind a lead loop an attempt may live on in lead characters, then a
+        # literal's beginning, without a whole literal yet.
+        if lead_chars is None:
+            return False
+        at = start
+        while at < stop and lead_chars.fullmatch(text[at]):
+            at += 1
+        return any(s.startswith(text[at:stop]) for s in literals)
+
+    for start in range(len(text) + 1):
+        m = compiled.match(text, start)
+        if m is not None and m.end() > start:
+            assert holds_a_literal(start, m.end()), (pattern, text, start, m)
+        for stop in range(start + reach + 1, len(text) + 1):
+            # An attempt alive at ``stop``: the text from ``start`` begins a match.
+            if compiled.fullmatch(text, start, stop, partial=True) is not None:
+                assert holds_a_literal(start, stop) or lead_then_beginning(start, stop), (
+                    pattern, text, start, stop)
+
+
+def test_a_watchers_beginnings_pend_where_a_match_could_still_begin():
+    pre = Prefilter({"literals": ["<|channel|>analysis to=", "<|channel|>commentary to="],
+                     "lead": 0, "lead_ranges": [], "bare": True})
+    assert pre.pending("x <|channel|>comm", 0) == 2
+    assert pre.pending("x <|channel|>commentary:", 0) == len("x <|channel|>commentary:")
