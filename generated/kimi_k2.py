@@ -945,16 +945,16 @@ class Prefilter:
         # With a plain-loop lead or none at all, what pends in text holding no
         # whole literal is known without the DFA (see :meth:`pending`).
         self.simple = self.lead_loop or bool(data.get("bare"))
-        heads = sorted({s[:k] for s in self.literals for k in range(1, len(s))})
+        heads_source = _beginnings(self.literals)
         self._heads = _re.compile(
-            "(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z", _re.DOTALL
-        ) if heads else None
+            "(?:" + heads_source + ")\\Z", _re.DOTALL
+        ) if heads_source is not None else None
         if self.lead:
             self.danger = None
         else:
             parts = [_re.escape(s) for s in self.literals]
-            if heads:
-                parts.append("(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z")
+            if heads_source is not None:
+                parts.append("(?:" + heads_source + ")\\Z")
             if ranges:
                 parts.append(_char_class(ranges) + "\\Z")
             self.danger = "|".join(parts)
@@ -966,16 +966,15 @@ class Prefilter:
         # once per character in it. Search the unsent text alone (the guard
         # would read the character before it).
         tails = []
-        heads_source = "(?:" + "|".join(_re.escape(h) for h in heads) + ")" if heads else None
         # The lead characters' class, as a pattern (None: no lead).
         self.lead_source = _char_class(ranges) if self._lead_class is not None else None
         if self._lead_class is not None:
             lead = self.lead_source
             if heads_source is not None:
-                tails.append(f"(?<!{lead}){lead}*{heads_source}\\Z")
+                tails.append(f"(?<!{lead}){lead}*(?:{heads_source})\\Z")
             tails.append(f"(?<!{lead}){lead}+\\Z")
         elif heads_source is not None:
-            tails.append(heads_source + "\\Z")
+            tails.append(f"(?:{heads_source})\\Z")
         self.hold = "|".join(tails) if self.simple and tails else None
 
     @property
@@ -1075,6 +1074,38 @@ class Prefilter:
         if t <= lo:
             return lo
         return self.lead_start(text, lo, t)
+
+
+_BEGINNINGS_DEPTH = 100  # deeper nesting than this is written out flat (see _beginnings)
+
+
+def _beginnings(literals) -> str | None:
+    """A pattern for exactly the literals' non-empty proper beginnings (None: there are none).
+
+    Written as a tree of shared prefixes, ``<(?:\\|(?:c(?:h)?)?)?`` for ``<|ch...``: sre
+    tries an alternation of strings one string at a time at every position it
+    searches from, so the flat list of a long literal's beginnings cost a search some
+    microseconds; the tree is followed only as far as the text agrees with it.
+    """
+    tree: dict = {}
+    for literal in literals:
+        node = tree
+        for ch in literal[:-1]:
+            node = node.setdefault(ch, {})
+    if not tree:
+        return None
+    if max(len(s) for s in literals) > _BEGINNINGS_DEPTH:
+        heads = sorted({s[:k] for s in literals for k in range(1, len(s))})
+        return "|".join(_re.escape(h) for h in heads)
+
+    def branch(node: dict) -> str:
+        alternatives = [
+            _re.escape(ch) + (f"(?:{branch(child)})?" if child else "")
+            for ch, child in sorted(node.items())
+        ]
+        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+    return branch(tree)
 
 
 def _char_class(ranges) -> str:
@@ -1658,17 +1689,33 @@ class RegionTable:
             if any(pre is None or pre.danger is None for pre in pres):
                 self.quiet[mode] = None
                 continue
-            danger = _re.compile("|".join(p.danger for p in pres) or "(?!)", _re.DOTALL)
+            # The watchers' danger patterns together (Prefilter.danger), with the
+            # beginnings of all their literals in one tree: the delimiters of a mode
+            # often share a beginning (gpt-oss's "<|channel|>"), which a tree per
+            # watcher would make sre walk once per watcher.
+            literals = sorted({s for p in pres for s in p.literals})
+            leads = list(dict.fromkeys(p.lead_source for p in pres if p.lead_source))
+            beginnings = _beginnings(literals)
+            danger = _re.compile(
+                "|".join(
+                    [_re.escape(s) for s in literals]
+                    + ([f"(?:{beginnings})\\Z"] if beginnings is not None else [])
+                    + [f"{lead}\\Z" for lead in leads]
+                ) or "(?!)",
+                _re.DOTALL,
+            )
             if all(p.simple for p in pres):
-                literals = sorted({s for p in pres for s in p.literals})
                 whole = "|".join(_re.escape(s) for s in literals)
                 # One search that finds a literal first, or where the earliest
                 # watcher pends (see Prefilter.hold): the work of the danger
-                # search, the literal search and one pending() per watcher.
-                hold = _re.compile(
-                    "|".join([f"(?P<literal>{whole})"] + [p.hold for p in pres if p.hold]),
-                    _re.DOTALL,
-                )
+                # search, the literal search and one pending() per watcher. The
+                # watchers without a lead pend where the rest of the text begins
+                # one of their literals: one tree for all of them.
+                bare = _beginnings([s for p in pres if p.lead_source is None for s in p.literals])
+                tails = [p.hold for p in pres if p.hold and p.lead_source is not None]
+                if bare is not None:
+                    tails.append(f"(?:{bare})\\Z")
+                hold = _re.compile("|".join([f"(?P<literal>{whole})"] + tails), _re.DOTALL)
                 # Any watcher's lead character: the hold search begins where the
                 # run of them before the danger search's find does.
                 leads = [p.lead_source for p in pres if p.lead_source]
@@ -1919,14 +1966,23 @@ class ResponseStream:
             # buffer becomes one short string: the character before pos
             # (context for a scanner made later), the held text, the piece.
             danger, whole, hold, lead = quick
+            held_first = False
             if pos == end:
                 unsent = text
+                found = danger(unsent)
             else:
                 pieces = self.pieces
                 whole_held = pieces[0] if len(pieces) == 1 else self.held()[0]
                 base = self.base
                 unsent = whole_held[pos - base :] + text
-            found = danger(unsent)
+                if hold is not None:
+                    # The held text begins where a watcher pended: the hold search
+                    # alone says what the unsent text holds (see below), and the
+                    # danger search would only find that beginning again.
+                    found = hold(unsent, 0)
+                    held_first = True
+                else:
+                    found = danger(unsent)
             if found is None:
                 # Nothing to watch in the unsent text (the usual token, or a held
                 # space and the word after it): it is all region text. The danger
@@ -1972,7 +2028,9 @@ class ResponseStream:
             # what pends begins no earlier than the run of lead characters before
             # it: the hold search starts there (and its guard reads a character
             # that is not a lead character, or none).
-            if hold is not None and found.end() == len(unsent):
+            if held_first:
+                pass
+            elif hold is not None and found.end() == len(unsent):
                 at = found.start()
                 if lead is not None:
                     while at and lead(unsent, at - 1) is not None:

@@ -946,16 +946,16 @@ class Prefilter:
         # With a plain-loop lead or none at all, what pends in text holding no
         # whole literal is known without the DFA (see :meth:`pending`).
         self.simple = self.lead_loop or bool(data.get("bare"))
-        heads = sorted({s[:k] for s in self.literals for k in range(1, len(s))})
+        heads_source = _beginnings(self.literals)
         self._heads = _re.compile(
-            "(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z", _re.DOTALL
-        ) if heads else None
+            "(?:" + heads_source + ")\\Z", _re.DOTALL
+        ) if heads_source is not None else None
         if self.lead:
             self.danger = None
         else:
             parts = [_re.escape(s) for s in self.literals]
-            if heads:
-                parts.append("(?:" + "|".join(_re.escape(h) for h in heads) + ")\\Z")
+            if heads_source is not None:
+                parts.append("(?:" + heads_source + ")\\Z")
             if ranges:
                 parts.append(_char_class(ranges) + "\\Z")
             self.danger = "|".join(parts)
@@ -967,16 +967,15 @@ class Prefilter:
         # once per character in it. Search the unsent text alone (the guard
         # would read the character before it).
         tails = []
-        heads_source = "(?:" + "|".join(_re.escape(h) for h in heads) + ")" if heads else None
         # The lead characters' class, as a pattern (None: no lead).
         self.lead_source = _char_class(ranges) if self._lead_class is not None else None
         if self._lead_class is not None:
             lead = self.lead_source
             if heads_source is not None:
-                tails.append(f"(?<!{lead}){lead}*{heads_source}\\Z")
+                tails.append(f"(?<!{lead}){lead}*(?:{heads_source})\\Z")
             tails.append(f"(?<!{lead}){lead}+\\Z")
         elif heads_source is not None:
-            tails.append(heads_source + "\\Z")
+            tails.append(f"(?:{heads_source})\\Z")
         self.hold = "|".join(tails) if self.simple and tails else None
 
     @property
@@ -1076,6 +1075,38 @@ class Prefilter:
         if t <= lo:
             return lo
         return self.lead_start(text, lo, t)
+
+
+_BEGINNINGS_DEPTH = 100  # deeper nesting than this is written out flat (see _beginnings)
+
+
+def _beginnings(literals) -> str | None:
+    """A pattern for exactly the literals' non-empty proper beginnings (None: there are none).
+
+    Written as a tree of shared prefixes, ``<(?:\\|(?:c(?:h)?)?)?`` for ``<|ch...``: sre
+    tries an alternation of strings one string at a time at every position it
+    searches from, so the flat list of a long literal's beginnings cost a search some
+    microseconds; the tree is followed only as far as the text agrees with it.
+    """
+    tree: dict = {}
+    for literal in literals:
+        node = tree
+        for ch in literal[:-1]:
+            node = node.setdefault(ch, {})
+    if not tree:
+        return None
+    if max(len(s) for s in literals) > _BEGINNINGS_DEPTH:
+        heads = sorted({s[:k] for s in literals for k in range(1, len(s))})
+        return "|".join(_re.escape(h) for h in heads)
+
+    def branch(node: dict) -> str:
+        alternatives = [
+            _re.escape(ch) + (f"(?:{branch(child)})?" if child else "")
+            for ch, child in sorted(node.items())
+        ]
+        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+    return branch(tree)
 
 
 def _char_class(ranges) -> str:

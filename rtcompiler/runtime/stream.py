@@ -131,17 +131,33 @@ class RegionTable:
             if any(pre is None or pre.danger is None for pre in pres):
                 self.quiet[mode] = None
                 continue
-            danger = _re.compile("|".join(p.danger for p in pres) or "(?!)", _re.DOTALL)
+            # The watchers' danger patterns together (Prefilter.danger), with the
+            # beginnings of all their literals in one tree: the delimiters of a mode
+            # often share a beginning (gpt-oss's "<|channel|>"), which a tree per
+            # watcher would make sre walk once per watcher.
+            literals = sorted({s for p in pres for s in p.literals})
+            leads = list(dict.fromkeys(p.lead_source for p in pres if p.lead_source))
+            beginnings = _beginnings(literals)
+            danger = _re.compile(
+                "|".join(
+                    [_re.escape(s) for s in literals]
+                    + ([f"(?:{beginnings})\\Z"] if beginnings is not None else [])
+                    + [f"{lead}\\Z" for lead in leads]
+                ) or "(?!)",
+                _re.DOTALL,
+            )
             if all(p.simple for p in pres):
-                literals = sorted({s for p in pres for s in p.literals})
                 whole = "|".join(_re.escape(s) for s in literals)
                 # One search that finds a literal first, or where the earliest
                 # watcher pends (see Prefilter.hold): the work of the danger
-                # search, the literal search and one pending() per watcher.
-                hold = _re.compile(
-                    "|".join([f"(?P<literal>{whole})"] + [p.hold for p in pres if p.hold]),
-                    _re.DOTALL,
-                )
+                # search, the literal search and one pending() per watcher. The
+                # watchers without a lead pend where the rest of the text begins
+                # one of their literals: one tree for all of them.
+                bare = _beginnings([s for p in pres if p.lead_source is None for s in p.literals])
+                tails = [p.hold for p in pres if p.hold and p.lead_source is not None]
+                if bare is not None:
+                    tails.append(f"(?:{bare})\\Z")
+                hold = _re.compile("|".join([f"(?P<literal>{whole})"] + tails), _re.DOTALL)
                 # Any watcher's lead character: the hold search begins where the
                 # run of them before the danger search's find does.
                 leads = [p.lead_source for p in pres if p.lead_source]
@@ -392,14 +408,23 @@ class ResponseStream:
             # buffer becomes one short string: the character before pos
             # (context for a scanner made later), the held text, the piece.
             danger, whole, hold, lead = quick
+            held_first = False
             if pos == end:
                 unsent = text
+                found = danger(unsent)
             else:
                 pieces = self.pieces
                 whole_held = pieces[0] if len(pieces) == 1 else self.held()[0]
                 base = self.base
                 unsent = whole_held[pos - base :] + text
-            found = danger(unsent)
+                if hold is not None:
+                    # The held text begins where a watcher pended: the hold search
+                    # alone says what the unsent text holds (see below), and the
+                    # danger search would only find that beginning again.
+                    found = hold(unsent, 0)
+                    held_first = True
+                else:
+                    found = danger(unsent)
             if found is None:
                 # Nothing to watch in the unsent text (the usual token, or a held
                 # space and the word after it): it is all region text. The danger
@@ -445,7 +470,9 @@ class ResponseStream:
             # what pends begins no earlier than the run of lead characters before
             # it: the hold search starts there (and its guard reads a character
             # that is not a lead character, or none).
-            if hold is not None and found.end() == len(unsent):
+            if held_first:
+                pass
+            elif hold is not None and found.end() == len(unsent):
                 at = found.start()
                 if lead is not None:
                     while at and lead(unsent, at - 1) is not None:
@@ -1020,4 +1047,4 @@ class ResponseStream:
 ###}
 
 # The generated module defines Match before this section; here it comes from the engine.
-from .engine import Match  # noqa: E402
+from .engine import Match, _beginnings  # noqa: E402

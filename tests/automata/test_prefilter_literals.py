@@ -4,7 +4,9 @@
 ``<|channel|>analysis to=`` and ``<|channel|>commentary to=``, not ``<|channel|>``
 alone, which also begins every other gpt-oss channel header. The facts the runtime
 relies on must still hold for every text: every match begins with a literal after
-its lead, and so does every attempt still alive past ``reach`` characters.
+its lead, and so does every attempt still alive past ``reach`` characters. The
+tree of the literals' beginnings (``_beginnings``) must spell exactly their proper
+beginnings.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 
 from rtcompiler.automata import compile_regex
 from rtcompiler.automata.prefilter import MAX_LITERALS
-from rtcompiler.runtime.engine import Prefilter
+from rtcompiler.runtime.engine import Prefilter, _beginnings
 
 ALPHABET = "ab<| "
 WORDS = st.text(ALPHABET, min_size=1, max_size=3)
@@ -110,6 +112,26 @@ def test_every_match_and_long_attempt_holds_a_literal_after_its_lead(case):
             if compiled.fullmatch(text, start, stop, partial=True) is not None:
                 assert holds_a_literal(start, stop) or lead_then_beginning(start, stop), (
                     pattern, text, start, stop)
+
+
+@given(literals=st.lists(st.text("ab<|", min_size=1, max_size=6), min_size=1, max_size=4),
+       text=st.text("ab<|", max_size=7))
+def test_the_tree_of_beginnings_spells_exactly_the_proper_beginnings(literals, text):
+    source = _beginnings(literals)
+    expected = any(0 < len(text) < len(s) and s.startswith(text) for s in literals)
+    if source is None:
+        assert not expected
+        return
+    assert (re.fullmatch(source, text, re.DOTALL) is not None) == expected
+
+
+def test_a_literal_too_long_for_a_tree_gets_the_flat_list():
+    long = "<" + "x" * 150 + ">"
+    source = _beginnings([long, "<y>"])
+    assert "(?:" not in source  # flat, no nesting a hundred groups deep
+    assert re.fullmatch(source, "<" + "x" * 149)
+    assert re.fullmatch(source, "<y")
+    assert not re.fullmatch(source, long)
 
 
 def test_a_watchers_beginnings_pend_where_a_match_could_still_begin():

@@ -262,8 +262,14 @@ def test_a_literal_after_where_the_hold_search_pends_goes_to_the_scan():
     parser.feed("a")
     events = parser.feed("  <x>")
     assert {"type": "region_open", "field": "tool_calls"} in events
+    # The same with a space already held (the lead of "\\s*<x"): the hold search
+    # then runs first, over the held space and the piece.
+    parser = module.ResponseParser("")
+    parser.feed("a")
+    assert parser.feed(" ") == []
+    assert {"type": "region_open", "field": "tool_calls"} in parser.feed(" <x>")
     text = "a  <x>body</y>"
-    for cuts in ([1], [1, 3], []):
+    for cuts in ([1], [1, 3], [1, 2], []):
         assert _run(module, text, cuts) == _run(_module(spec, shortcuts=False), text, cuts)
 
 
