@@ -456,6 +456,9 @@ class CompiledRegex:
         self.prefilter = prefilter
         self.class_cache: dict = {}
         self.jumps: dict = {}  # see jump
+        # (context before, text) -> where a partial search of the text pends, as an
+        # offset, or -1 for no match and nothing pending; kept by ResponseStream.answer.
+        self.partials: dict = {}
 
     # Backtracking can cost more than linear time: `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over
     # thousands of unclosed `<p=a>` rescans the rest of the text from each one. Up to this
@@ -1616,7 +1619,10 @@ _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C spe
 _SHORT_HELD = 16
 # Unsent text this short that holds a literal is matched with the pattern's stdlib
 # form before a scanner is made for it (see answer).
-_FORM_HELD = 48
+_FORM_HELD = 96
+# Answers a regex remembers for the unsent text (see answer): at most this many per
+# regex, each for at most _FORM_HELD characters.
+_PARTIALS = 4096
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
@@ -1971,6 +1977,11 @@ class ResponseStream:
                     scanner.advance(text, 0, len(text))
                     hit = scanner.alive_from()
                     if hit is not None and hit == self.pos < self.end:
+                        if self.end - hit <= _FORM_HELD:
+                            # What answer would have said: kept for the next stream
+                            # that meets this header (see answer).
+                            regex = delimiter.regex
+                            self.remember_answer(regex, self.answer_key(regex), 0)
                         return []
                 m, pending = self.pends_here(watcher, delimiter)
                 if pending:
@@ -2371,15 +2382,26 @@ class ResponseStream:
             return self.fixed_search(watcher, delimiter, eos)
         regex = delimiter.regex
         pre = regex.prefilter
+        key = None
         if pre is not None and pre.simple and self.end - self.pos <= _FORM_HELD:
             scanner = self.scanners.get(watcher)
             if scanner is None or scanner.pos < self.pos:
-                # Short unsent text and no scanner to go on with. A simple pattern
-                # (a lead loop then a literal, or a literal first) matches only
-                # where a literal is, preceded by lead characters alone.
+                # Short unsent text and no scanner to go on with. A search from pos
+                # answers according to the text from there and the character
+                # before it alone, so a regex remembers what it answered, when that
+                # was no match or a partial one (a complete match has groups to
+                # read): a header met before (the next token of it, the same tool's
+                # header in a later answer) is answered with one lookup.
+                if not eos:
+                    key = self.answer_key(regex)
+                    known = regex.partials.get(key)
+                    if known is not None:
+                        return None if known < 0 else Match(self.pos + known, self.end, True)
                 held, base = self.held()
                 lo = self.pos - base
                 n = len(held)
+                # A simple pattern (a lead loop then a literal, or a literal first)
+                # matches only where a literal is, preceded by lead characters alone.
                 j = pre.find(held, lo, n)
                 if j < 0:
                     # No literal, no match; what pends is known from the literals'
@@ -2407,8 +2429,35 @@ class ResponseStream:
                         return _form_match(regex, found, base)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
-            return None  # no match, and nothing pending before the end
-        return scanner.result(partial=not eos)
+            m = None  # no match, and nothing pending before the end
+        else:
+            m = scanner.result(partial=not eos)
+        if key is not None:
+            if m is None:
+                self.remember_answer(regex, key, -1)
+            elif m.partial and self.pos <= m.start < self.end:
+                self.remember_answer(regex, key, m.start - self.pos)
+        return m
+
+    def answer_key(self, regex):
+        """What a search from ``pos`` answers according to: the context the character
+        before gives, and the unsent text (None when that character is not kept)."""
+        held, base = self.held()
+        lo = self.pos - base
+        if lo == 0 and base:
+            return None
+        self.examined += len(held) - lo
+        return (regex.prev_context(held, lo), held[lo:])
+
+    def remember_answer(self, regex, key, known):
+        """Keep, for ``key`` (see answer_key), where a search pends (an offset from
+        ``pos``) or -1 for no match and nothing pending."""
+        if key is None:
+            return
+        partials = regex.partials
+        if len(partials) >= _PARTIALS:
+            partials.clear()  # the headers of the tools in use now fill it again
+        partials[key] = known
 
     def fixed_search(self, watcher, delimiter, eos):
         """What the delimiter's scanner would answer, for literals none of which

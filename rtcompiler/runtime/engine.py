@@ -459,6 +459,9 @@ class CompiledRegex:
         self.prefilter = prefilter
         self.class_cache: dict = {}
         self.jumps: dict = {}  # see jump
+        # (context before, text) -> where a partial search of the text pends, as an
+        # offset, or -1 for no match and nothing pending; kept by ResponseStream.answer.
+        self.partials: dict = {}
 
     # Backtracking can cost more than linear time: `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over
     # thousands of unclosed `<p=a>` rescans the rest of the text from each one. Up to this

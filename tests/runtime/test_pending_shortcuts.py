@@ -313,3 +313,61 @@ def test_a_watcher_pending_where_the_scan_starts_ends_the_scan():
     )
     for cuts in ([12], [3, 12, 20, 60], list(range(0, len(text), 4))):
         assert _run(module, text, cuts) == _run(_module(spec, shortcuts=False), text, cuts)
+
+
+# Per template, a header its tool-call pattern pends on while it arrives.
+HEADERS = [
+    "\n<tool_call>", "<|tool_call>call:get_weather", "<tool_call>\n<function=get_weather>\n",
+    "<|channel|>commentary to=f<|message|>",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(which=st.integers(0, len(TEMPLATES) - 1), data=st.data())
+def test_answers_a_regex_remembers_change_nothing_in_later_streams(which, data):
+    """Streams after the first, on the same compiled table, meet answers the first
+    ones left (``CompiledRegex.partials``): each must still equal a stream of a table
+    without shortcuts. The first text comes back, cut as before and cut anew."""
+    fast_module = _module(TEMPLATES[which], shortcuts=True)
+    slow_module = _module(TEMPLATES[which], shortcuts=False)
+    pieces = st.sampled_from(PIECES + [HEADERS[which]] * 8)
+    texts = data.draw(st.lists(st.lists(pieces, max_size=12).map("".join), min_size=2,
+                               max_size=4))
+    runs = [
+        (text, data.draw(st.lists(st.integers(0, len(text)), max_size=16))) for text in texts
+    ]
+    first_cuts = data.draw(st.lists(st.integers(0, len(texts[0])), max_size=16))
+    # The first text again: cut as before (every answer met before), and cut anew.
+    for text, cuts in runs + runs[:1] + [(texts[0], first_cuts)]:
+        assert _run(fast_module, text, cuts) == _run(slow_module, text, cuts)
+
+
+def test_a_header_met_before_makes_no_scanner():
+    """The second stream with the same tool-call header, fed alike, is answered from
+    what the regex remembered: no scanner is made for the header."""
+    module = _module(TEMPLATES[2], shortcuts=True)
+    text = "Hi\n<tool_call>\n<function=get_weather>\n{}</tool_call>"
+    cuts = list(range(0, len(text), 3))
+    first = _run(module, text, cuts)
+    regex = module.TABLE.regions[0].open.regex
+    assert regex.partials  # the first stream's partial answers, kept
+    made = []
+    scanner = module.ResponseStream.scanner
+    module.ResponseStream.scanner = (
+        lambda self, key, delimiter: made.append(key) or scanner(self, key, delimiter)
+    )
+    try:
+        second = _run(module, text, cuts)
+    finally:
+        module.ResponseStream.scanner = scanner
+    assert second == first
+    assert ("open", "tool_calls") not in made
+    assert second == _run(_module(TEMPLATES[2], shortcuts=False), text, cuts)
+
+
+def test_the_remembered_answers_stay_few():
+    module = _module(TEMPLATES[2], shortcuts=True)
+    module._PARTIALS = 3
+    for name in ("a", "bb", "ccc", "dddd"):
+        _run(module, f"<tool_call>\n<function={name}>\n{{}}</tool_call>", list(range(40)))
+        assert len(module.TABLE.regions[0].open.regex.partials) <= 3
