@@ -459,9 +459,12 @@ class CompiledRegex:
         self.prefilter = prefilter
         self.class_cache: dict = {}
         self.jumps: dict = {}  # see jump
-        # (context before, text) -> where a partial search of the text pends, as an
-        # offset, or -1 for no match and nothing pending; kept by ResponseStream.answer.
+        # (context before, text), or the text alone when the context makes no
+        # difference -> where a partial search of the text pends, as an offset, or -1
+        # for no match and nothing pending; kept by ResponseStream.answer.
         self.partials: dict = {}
+        # Whether a search starts alike after any character (no ^, \b or \B reads it).
+        self.context_free = len({dfa.initial(p) for p in (PREV_START, PREV_WORD, PREV_OTHER)}) == 1
 
     # Backtracking can cost more than linear time: `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over
     # thousands of unclosed `<p=a>` rescans the rest of the text from each one. Up to this
@@ -1589,6 +1592,7 @@ import re as _re
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
 _QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
+_HOLD_FIRST = 8  # after a held text, pieces this short get the hold search alone (see feed)
 # Unsent text this short is answered for without a scanner while it holds no
 # literal (see answer); beyond it a scanner, which keeps its state, takes over,
 # so that a long pending run is not re-read on every feed.
@@ -1987,10 +1991,12 @@ class ResponseStream:
                 whole_held = pieces[0] if len(pieces) == 1 else self.held()[0]
                 base = self.base
                 unsent = whole_held[pos - base :] + text
-                if hold is not None:
+                if hold is not None and len(text) <= _HOLD_FIRST:
                     # The held text begins where a watcher pended: the hold search
                     # alone says what the unsent text holds (see below), and the
-                    # danger search would only find that beginning again.
+                    # danger search would only find that beginning again. (Not
+                    # after a longer piece, through which sre would try the hold
+                    # pattern at every character; see below.)
                     found = hold(unsent, 0)
                     held_first = True
                 else:
@@ -2366,9 +2372,11 @@ class ResponseStream:
                 # answers according to the text from there and the character
                 # before it alone, so a regex remembers what it answered, when that
                 # was no match or a partial one (a complete match has groups to
-                # read): a header met before (the next token of it, the same tool's
-                # header in a later answer) is answered with one lookup.
-                if not eos:
+                # read) and the text held a literal or was held by this delimiter:
+                # a header met before (the same tool's, in an earlier answer) is
+                # answered with one lookup per token. The holder asks first.
+                held_by = self.held_by
+                if not eos and held_by is not None and held_by[0][3] is watcher:
                     key = self.answer_key(regex)
                     known = regex.partials.get(key)
                     if known is not None:
@@ -2390,6 +2398,8 @@ class ResponseStream:
                             return None
                         p = pre.pending(held, lo)
                         self.examined += n - lo
+                        if key is not None:  # asked by the holder: kept (see above)
+                            self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
@@ -2403,6 +2413,11 @@ class ResponseStream:
                     self.examined += j - lo + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
+                    if not eos and key is None:
+                        key = self.answer_key(regex)
+                        known = regex.partials.get(key)
+                        if known is not None:
+                            return None if known < 0 else Match(self.pos + known, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -2416,13 +2431,16 @@ class ResponseStream:
         return m
 
     def answer_key(self, regex):
-        """What a search from ``pos`` answers according to: the context the character
-        before gives, and the unsent text (None when that character is not kept)."""
+        """What a search from ``pos`` answers according to: the unsent text, and the
+        context the character before gives when the pattern reads it (None when that
+        character is not kept)."""
         held, base = self.held()
         lo = self.pos - base
+        self.examined += len(held) - lo
+        if regex.context_free:
+            return held[lo:]
         if lo == 0 and base:
             return None
-        self.examined += len(held) - lo
         return (regex.prev_context(held, lo), held[lo:])
 
     def remember_answer(self, regex, key, known):

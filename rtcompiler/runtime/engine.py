@@ -459,9 +459,12 @@ class CompiledRegex:
         self.prefilter = prefilter
         self.class_cache: dict = {}
         self.jumps: dict = {}  # see jump
-        # (context before, text) -> where a partial search of the text pends, as an
-        # offset, or -1 for no match and nothing pending; kept by ResponseStream.answer.
+        # (context before, text), or the text alone when the context makes no
+        # difference -> where a partial search of the text pends, as an offset, or -1
+        # for no match and nothing pending; kept by ResponseStream.answer.
         self.partials: dict = {}
+        # Whether a search starts alike after any character (no ^, \b or \B reads it).
+        self.context_free = len({dfa.initial(p) for p in (PREV_START, PREV_WORD, PREV_OTHER)}) == 1
 
     # Backtracking can cost more than linear time: `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over
     # thousands of unclosed `<p=a>` rescans the rest of the text from each one. Up to this
