@@ -1314,6 +1314,29 @@ def _unpark(value: "Any", parked: list) -> "Any":  # noqa: UP037
     return value
 
 
+# A character a JSON string cannot hold as it is.
+_NEEDS_ESCAPE = _re.compile(r'["\\\x00-\x1f]')
+
+
+def _strings_in_place(body: str, delimiter: str, key_pattern: "str | None") -> "str | None":  # noqa: UP037
+    """The JSON text of ``body``, whose strings are written between two ``delimiter``
+    (one opening and closing delimiter, as Gemma's ``<|"|>``), or None where this
+    shortcut does not apply: a string left open, or a character in a string that JSON
+    would need escaped.
+
+    The same value as parking the strings, quoting the keys and writing each string
+    back as JSON, in three splits and joins: a string needing no escape is itself
+    between quotes. The text outside the strings is rewritten as one piece, joined
+    by a marker where each string was, as parking leaves it.
+    """
+    parts = body.split(delimiter)
+    if len(parts) % 2 == 0 or _NEEDS_ESCAPE.search("".join(parts[1::2])) is not None:
+        return None
+    if key_pattern is not None:
+        parts[0::2] = _quote_keys(_PARK_OPEN.join(parts[0::2]), key_pattern).split(_PARK_OPEN)
+    return '"'.join(parts)
+
+
 def parse_json(body: str, args: dict) -> object:
     """JSON, optionally after two repairs for near-JSON that models write.
 
@@ -1329,18 +1352,26 @@ def parse_json(body: str, args: dict) -> object:
         )
     working = body
     parked: list = []
-    # Iterate the value as written: a malformed string_delims fails here with the
-    # same exception the reference raises (unpacking a non-pair, iterating None, ...).
-    for open_d, close_d in delims:
-        if not isinstance(open_d, str) or not isinstance(close_d, str):
-            raise TypeError(
-                f"json: string_delims entries must be pairs of strings, "
-                f"got {type(open_d).__name__} and {type(close_d).__name__}"
-            )
-        working = _park_strings(working, open_d, close_d, parked)
     key_pattern = args["unquoted_key_pattern"]
-    if key_pattern is not None:
-        working = _quote_keys(working, key_pattern)
+    pair = delims[0] if type(delims) is list and len(delims) == 1 else None
+    in_place = None
+    if type(pair) in (list, tuple) and len(pair) == 2 and type(pair[0]) is str and pair[0]:
+        if pair[0] == pair[1]:
+            in_place = _strings_in_place(body, pair[0], key_pattern)
+    if in_place is not None:
+        working = in_place
+    else:
+        # Iterate the value as written: a malformed string_delims fails here with the
+        # same exception the reference raises (unpacking a non-pair, iterating None, ...).
+        for open_d, close_d in delims:
+            if not isinstance(open_d, str) or not isinstance(close_d, str):
+                raise TypeError(
+                    f"json: string_delims entries must be pairs of strings, "
+                    f"got {type(open_d).__name__} and {type(close_d).__name__}"
+                )
+            working = _park_strings(working, open_d, close_d, parked)
+        if key_pattern is not None:
+            working = _quote_keys(working, key_pattern)
     if parked:
         if sum(map(len, parked)) >= _PARKED_DIRECT and "\\u000" not in working:
             value = _loads_parked(working, parked)
@@ -2637,7 +2668,7 @@ class ResponseStream:
         body = self.body
         body.append("".join(self.tail))
         value = region.process("".join(body), self.captures)
-        if self.coerce is not None:
+        if self.coerce is not None and type(value) is not str:  # a string holds no tool call
             value = self.coerce(value)
         name = self.current
         if region.join is not None:

@@ -2471,7 +2471,7 @@ class ResponseStream:
         body = self.body
         body.append("".join(self.tail))
         value = region.process("".join(body), self.captures)
-        if self.coerce is not None:
+        if self.coerce is not None and type(value) is not str:  # a string holds no tool call
             value = self.coerce(value)
         name = self.current
         if region.join is not None:

@@ -173,6 +173,8 @@ bare_keys = st.text(alphabet=st.sampled_from(TRICKY[:13] + ["-", "$"]), min_size
 DELIMS = [
     [["<<", ">>"]],
     [["'", "'"]],
+    [['<|"|>', '<|"|>']],  # Gemma 4's; one delimiter both ways takes a shortcut
+    [("'", "'")],
     [["<", ">"], ["[", "]"]],
     [["[", "]"], ["<", ">"]],
     [["«", "»"]],
@@ -211,7 +213,9 @@ def near_json(draw: st.DrawFn) -> str:
         inner = sep.join(f"{k}: {json.dumps(v)}" for k, v in items)
         return draw(st.sampled_from(["{", "{ ", "[{"])) + inner + "}"
     if kind == "delims":
-        opener, closer = draw(st.sampled_from([("<<", ">>"), ("'", "'"), ("<", ">"), ("«", "»")]))
+        opener, closer = draw(st.sampled_from(
+            [("<<", ">>"), ("'", "'"), ("<", ">"), ("«", "»"), ('<|"|>', '<|"|>')]
+        ))
         items = draw(st.lists(st.tuples(bare_keys, noise), max_size=3))
         inner = ",".join(f'"{k}": {opener}{v}{closer}' for k, v in items)
         return "{" + inner + "}"
@@ -265,6 +269,30 @@ def test_json_parked_shortcut_cases(park_always: None) -> None:
     for body in cases:
         check("json", delims, body)
     assert ours("json", delims, '[<<x>>, <<y>>]') == ["x", "y"]
+
+
+def test_json_strings_in_place_cases() -> None:
+    """One delimiter both ways (Gemma 4's <|"|>): the strings are put between quotes
+    where they stand unless one needs an escape or is left open; the same value as
+    parking them, either way."""
+    delims = {"string_delims": [['<|"|>', '<|"|>']], "unquoted_keys": True}
+    q = '<|"|>'
+    cases = [
+        f"{{city:{q}Kraków{q},days:14,units:{q}imperial{q}}}",
+        f"{{a:{q}x,b:1{q}}}",  # a key-like run inside a string stays text
+        f"{{a:{q}say \"hi\\\"{q}}}",  # a quote and a backslash: written out by json
+        f'{{a:{q}tab\\tthere{q},"b":2}}',  # a quote outside the strings is JSON's own
+        f"{{a:{q}line\nbreak{q}}}",  # a raw newline needs an escape
+        f"{{a:{q}open}}",  # a string left open
+        f'["abc{q}]',  # left open, its delimiter's quote would close the "abc" of the text
+        f"{{{q}k{q}:1}}",  # a string as a key
+        f"[{q}{q},{q}{q}]",
+        f"{{a:{q}x{q}{q}y{q}}}",
+        "{a:1,b:[2,3]}",
+    ]
+    for body in cases:
+        check("json", delims, body)
+    assert ours("json", delims, cases[0]) == {"city": "Kraków", "days": 14, "units": "imperial"}
 
 
 # Word characters by one engine or the other: letters of each case kind, marks, the
