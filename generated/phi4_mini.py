@@ -1316,23 +1316,32 @@ def _unpark(value: "Any", parked: list) -> "Any":  # noqa: UP037
 _NEEDS_ESCAPE = _re.compile(r'["\\\x00-\x1f]')
 
 
-def _strings_in_place(body: str, delimiter: str, key_pattern: "str | None") -> "str | None":  # noqa: UP037
-    """The JSON text of ``body``, whose strings are written between two ``delimiter``
-    (one opening and closing delimiter, as Gemma's ``<|"|>``), or None where this
-    shortcut does not apply: a string left open, or a character in a string that JSON
-    would need escaped.
+def _strings_in_place(body: str, delimiter: str, key_pattern: "str | None"):  # noqa: UP037
+    """``(text, parked)`` as parking the strings of ``body`` written between two
+    ``delimiter`` (one opening and closing delimiter, as Gemma's ``<|"|>``) and
+    quoting the keys leave them, or None when a string is left open (parking then
+    leaves it as text: the general path decides).
 
-    The same value as parking the strings, quoting the keys and writing each string
-    back as JSON, in three splits and joins: a string needing no escape is itself
-    between quotes. The text outside the strings is rewritten as one piece, joined
-    by a marker where each string was, as parking leaves it.
+    Done with splits and joins: the text outside the strings is rewritten as one
+    piece, joined by a marker where each string was (a key can neither hold a marker
+    character nor follow one, so the markers' numbers change nothing). When no string
+    needs an escape, nothing is parked: each string is itself between quotes.
     """
     parts = body.split(delimiter)
-    if len(parts) % 2 == 0 or _NEEDS_ESCAPE.search("".join(parts[1::2])) is not None:
+    if len(parts) % 2 == 0:
         return None
+    outside = parts[0::2]
     if key_pattern is not None:
-        parts[0::2] = _quote_keys(_PARK_OPEN.join(parts[0::2]), key_pattern).split(_PARK_OPEN)
-    return '"'.join(parts)
+        outside = _quote_keys(_PARK_OPEN.join(outside), key_pattern).split(_PARK_OPEN)
+    strings = parts[1::2]
+    if _NEEDS_ESCAPE.search("".join(strings)) is None:
+        parts[0::2] = outside
+        return '"'.join(parts), []
+    pieces = [outside[0]]
+    for k, rest in enumerate(outside[1:]):
+        pieces.append(f"{_PARK_OPEN}{k}{_PARK_CLOSE}")
+        pieces.append(rest)
+    return "".join(pieces), strings
 
 
 def parse_json(body: str, args: dict) -> object:
@@ -1357,7 +1366,7 @@ def parse_json(body: str, args: dict) -> object:
         if pair[0] == pair[1]:
             in_place = _strings_in_place(body, pair[0], key_pattern)
     if in_place is not None:
-        working = in_place
+        working, parked = in_place
     else:
         # Iterate the value as written: a malformed string_delims fails here with the
         # same exception the reference raises (unpacking a non-pair, iterating None, ...).

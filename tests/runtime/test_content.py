@@ -289,6 +289,9 @@ def test_json_strings_in_place_cases() -> None:
         f"[{q}{q},{q}{q}]",
         f"{{a:{q}x{q}{q}y{q}}}",
         "{a:1,b:[2,3]}",
+        # Parked, from the split: strings needing escapes, short and long in all.
+        f"{{a:{q}x{q},b:{q}line\nbreak{q},c:[{q}y{q},{q}\\{q}]}}",
+        f"{{content:{q}" + "def f():\n    return 1\n" * 20 + f"{q},path:{q}a.py{q}}}",
     ]
     for body in cases:
         check("json", delims, body)
