@@ -923,7 +923,7 @@ class Prefilter:
 
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
-        "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source",
+        "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
     )
 
     def __init__(self, data: dict) -> None:
@@ -939,6 +939,7 @@ class Prefilter:
         self._window = 1024  # see find
         self._order = list(self.literals)
         ranges = data["lead_ranges"]
+        self.lead_ranges = [tuple(r) for r in ranges]
         self._lead_class = _re.compile(_char_class(ranges), _re.DOTALL) if ranges else None
         # What a piece of text must contain for a search of it to end with an
         # attempt alive or a match: a literal, a literal's beginning at its
@@ -1798,10 +1799,11 @@ class RegionTable:
                 leads = [p.lead_source for p in pres if p.lead_source]
                 lead = _re.compile("|".join(leads), _re.DOTALL).match if leads else None
                 self.quiet[mode] = (
-                    danger.search, _re.compile(whole, _re.DOTALL).search, hold.search, lead
+                    danger.search, _re.compile(whole, _re.DOTALL).search, hold.search, lead,
+                    _first_characters(pres),
                 )
             else:
-                self.quiet[mode] = (danger.search, None, None, None)
+                self.quiet[mode] = (danger.search, None, None, None, _first_characters(pres))
 
         self.landmarks = _landmarks(regions)
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
@@ -1817,6 +1819,19 @@ class RegionTable:
     def watch(self, current):
         """What the machine watches in mode ``current``: (kind, region, delimiter, key)s."""
         return self.watches[current]
+
+
+def _first_characters(prefilters):
+    """The characters a one-character piece, with nothing held, must be for the danger
+    pattern to find anything in it: a literal's first character or a lead character
+    (None when the lead characters are too many to list)."""
+    if sum(hi - lo + 1 for p in prefilters for lo, hi in p.lead_ranges) > 4096:
+        return None
+    first = {s[0] for p in prefilters for s in p.literals}
+    first.update(
+        chr(c) for p in prefilters for lo, hi in p.lead_ranges for c in range(lo, hi + 1)
+    )
+    return frozenset(first)
 
 
 def _landmarks(regions):
@@ -2047,11 +2062,16 @@ class ResponseStream:
             # could match or pend there, and where. Unless it is all region text, the
             # buffer becomes one short string: the character before pos
             # (context for a scanner made later), the held text, the piece.
-            danger, whole, hold, lead = quick
+            danger, whole, hold, lead, first = quick
             held_first = False
             if pos == end:
                 unsent = text
-                found = danger(unsent)
+                # A one-character piece that cannot begin anything watched is
+                # answered without the search.
+                found = (
+                    None if len(text) == 1 and first is not None and text not in first
+                    else danger(unsent)
+                )
             else:
                 pieces = self.pieces
                 whole_held = pieces[0] if len(pieces) == 1 else self.held()[0]

@@ -924,7 +924,7 @@ class Prefilter:
 
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
-        "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source",
+        "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
     )
 
     def __init__(self, data: dict) -> None:
@@ -940,6 +940,7 @@ class Prefilter:
         self._window = 1024  # see find
         self._order = list(self.literals)
         ranges = data["lead_ranges"]
+        self.lead_ranges = [tuple(r) for r in ranges]
         self._lead_class = _re.compile(_char_class(ranges), _re.DOTALL) if ranges else None
         # What a piece of text must contain for a search of it to end with an
         # attempt alive or a match: a literal, a literal's beginning at its
