@@ -92,6 +92,35 @@ class Ours(Engine):
         return self.module.ResponseParser(prefix, tools=tools)
 
 
+class OursFresh(Ours):
+    """Ours with nothing kept from earlier streams: every stream meets each tool-call
+    header for the first time. A compiled parser remembers what a search answered for
+    a header it met (docs/automaton.md, "Headers met before"); the bench repeats each
+    output, so by default it times a parser that has met them all, as a server that
+    has seen its tools' headers once. Forgetting is timed too, against us."""
+
+    def __init__(self, template: dict) -> None:
+        super().__init__(template)
+        self.kept = [
+            delimiter.regex.partials
+            for region in self.module.TABLE.regions
+            for delimiter in (region.open, region.close)
+            if delimiter is not None
+        ]
+
+    def forget(self) -> None:
+        for kept in self.kept:
+            kept.clear()
+
+    def parse(self, text: str, prefix: str, tools: list | None) -> dict:
+        self.forget()
+        return super().parse(text, prefix, tools)
+
+    def stream_parser(self, prefix: str, tools: list | None) -> Any:
+        self.forget()
+        return super().stream_parser(prefix, tools)
+
+
 class Reference(Engine):
     name = "reference"
 

@@ -26,7 +26,7 @@ if __package__ in (None, ""):  # `python bench/run.py`: make the checkout import
     __package__ = "bench"
 
 from . import outputs
-from .engines import Engine, Ours, ParityError, Reference, check_parity, outcome
+from .engines import Engine, Ours, OursFresh, ParityError, Reference, check_parity, outcome
 from .floor import floor_run
 from .timing import OverBudget, growth_exponent, median, peak_memory, settle_heap, timed
 
@@ -552,6 +552,9 @@ def arguments(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Names
                         "the same case are skipped for that engine (default 60, quick 5)")
     p.add_argument("--seed", type=int)
     p.add_argument("--json", metavar="OUT", help="also write every measurement as JSON")
+    p.add_argument("--fresh", action="store_true",
+                   help="our parser forgets, before every run, the tool-call headers it met "
+                        "in earlier runs (see bench/README.md)")
     args = p.parse_args(argv)
     config = Config.quick() if args.quick else Config()
     for name in ("styles", "kinds", "sizes", "modes", "sections", "adversarial",
@@ -565,7 +568,7 @@ def arguments(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Names
 
 def main(argv: Sequence[str] | None = None) -> int:
     config, args = arguments(argv)
-    bench = Bench(config)
+    bench = Bench(config, make_ours=OursFresh if args.fresh else Ours)
     try:
         report = bench.run()
     except ParityError as e:

@@ -125,3 +125,19 @@ def test_entry_points_start(args):
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "--json" in done.stdout
+
+
+def test_fresh_makes_our_parser_forget_the_headers_it_met():
+    from bench.engines import OursFresh
+    from bench.run import arguments
+
+    o = outputs.realistic("qwen3_coder", "mixed", 1024)
+    chunks = [o.text[i:i + 4] for i in range(0, len(o.text), 4)]
+    kept = Ours(outputs.response_template("qwen3_coder"))
+    fresh = OursFresh(outputs.response_template("qwen3_coder"))
+    assert fresh.stream(chunks, o.prefix, o.tools) == kept.stream(chunks, o.prefix, o.tools)
+    assert any(fresh.kept)  # the stream left answers for its headers
+    fresh.stream_parser(o.prefix, o.tools)
+    assert not any(fresh.kept)
+    assert fresh.parse(o.text, o.prefix, o.tools) == kept.parse(o.text, o.prefix, o.tools)
+    assert arguments(["--fresh"])[1].fresh and not arguments([])[1].fresh
