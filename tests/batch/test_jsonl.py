@@ -127,7 +127,7 @@ def test_a_partial_output_resumes_into_the_file_a_full_run_writes(input_file, tm
 
 
 def test_a_killed_run_resumes_to_the_identical_file(tmp_path):
-    lines = 8_000
+    lines = 40_000  # the rest of a run must outlast the polling below, on a loaded machine too
     source = tmp_path / "big.jsonl"
     with open(source, "w", encoding="utf-8") as f:
         for i in range(lines):
