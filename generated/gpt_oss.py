@@ -1364,10 +1364,13 @@ def parse_json(body: str, args: dict) -> object:
     working = body
     parked: list = []
     key_pattern = args["unquoted_key_pattern"]
-    pair = delims[0] if type(delims) is list and len(delims) == 1 else None
     in_place = None
-    if type(pair) in (list, tuple) and len(pair) == 2 and type(pair[0]) is str and pair[0]:
-        if pair[0] == pair[1]:
+    if type(delims) is list and len(delims) == 1:
+        pair = delims[0]
+        if (
+            type(pair) in (list, tuple) and len(pair) == 2 and type(pair[0]) is str and pair[0]
+            and pair[0] == pair[1]
+        ):
             in_place = _strings_in_place(body, pair[0], key_pattern)
     if in_place is not None:
         working, parked = in_place
