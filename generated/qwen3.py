@@ -1772,7 +1772,6 @@ class RegionTable:
                 hold = _re.compile("|".join([f"(?P<literal>{whole})"] + tails), _re.DOTALL)
                 # Any watcher's lead character: the hold search begins where the
                 # run of them before the danger search's find does.
-                leads = [p.lead_source for p in pres if p.lead_source]
                 lead = _re.compile("|".join(leads), _re.DOTALL).match if leads else None
                 self.quiet[mode] = (
                     danger.search, _re.compile(whole, _re.DOTALL).search, hold.search, lead,
@@ -2108,17 +2107,16 @@ class ResponseStream:
             # what pends begins no earlier than the run of lead characters before
             # it: the hold search starts there (and its guard reads a character
             # that is not a lead character, or none).
-            if held_first:
-                pass
-            elif hold is not None and found.end() == len(unsent):
-                at = found.start()
-                if lead is not None:
-                    while at and lead(unsent, at - 1) is not None:
-                        at -= 1
-                self.examined += len(unsent) - at
-                found = hold(unsent, at)
-            else:
-                found = None
+            if not held_first:
+                if hold is not None and found.end() == len(unsent):
+                    at = found.start()
+                    if lead is not None:
+                        while at and lead(unsent, at - 1) is not None:
+                            at -= 1
+                    self.examined += len(unsent) - at
+                    found = hold(unsent, at)
+                else:
+                    found = None
             if found is None or found.lastgroup is not None or whole(unsent, found.start()):
                 events = []
                 self.process(events, eos=False)
