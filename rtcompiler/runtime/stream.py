@@ -45,6 +45,11 @@ _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
 # Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
 _PROMPT_STATES = 16
 _PROMPT_TAIL = 256
+# Feeds leaving at most this much text unsent get their transitions remembered (see
+# ResponseStream.transition_key; -1: none), at most _TRANSITIONS of them per table:
+# a header arriving token by token, not a long pending run, which is not met again.
+_TRANSITION_HELD = _FORM_HELD
+_TRANSITIONS = 4096
 
 
 class Delimiter:
@@ -95,7 +100,8 @@ class RegionTable:
 
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
-        "watches", "landmarks", "modes", "prompt_states",
+        "watches", "landmarks", "modes", "prompt_states", "context_free", "transitions",
+        "states",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -175,6 +181,15 @@ class RegionTable:
         self.landmarks = _landmarks(regions)
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
+        # Per mode, whether no watched delimiter reads the character before where
+        # its search starts (no ^, \b or \B); what a feed did from a state, and
+        # how many states were numbered (see ResponseStream.feed).
+        self.context_free = {
+            mode: all(d.regex.context_free for _, _, d, _ in self.watch(mode))
+            for mode in self.watches
+        }
+        self.transitions: dict = {}
+        self.states = 0
         # Per mode, what entering it sets: the quick path's searches, and whether
         # the region's chunks are dirty (not part of the final value).
         self.modes = {
@@ -323,6 +338,7 @@ class ResponseStream:
         # (watch entry, position, watch list): what held the text at the last scan
         self.held_by = None
         self.known = None  # (watcher, its answer from pos), already asked for this scan
+        self.node = None  # (number of the state, end of the buffer then); see transition_key
         self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
         self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
         self.marks_from = 0
@@ -394,7 +410,17 @@ class ResponseStream:
                 # emitted (see scan), so only its watcher is asked.
                 _, _, delimiter, watcher = held_by[0]
                 start = self.end
+                key = self.transition_key(text, start, None)
                 self.append(text)
+                if key is not None:
+                    known = self.table.transitions.get(key)
+                    if known is not None:  # met before: done as then
+                        events = []
+                        self.replay(events, known)
+                        return events
+                # Still pending: nothing emitted, the same holder (the first
+                # watcher that pends here), as a pass from here would leave it.
+                still = ((), 0, (held_by[0], 0, held_by[2]))
                 scanner = self.scanners.get(watcher)
                 if (
                     scanner is not None and scanner.pos == start
@@ -410,16 +436,18 @@ class ResponseStream:
                             # that meets this header (see answer).
                             regex = delimiter.regex
                             self.remember_answer(regex, self.answer_key(regex), 0)
+                        self.remember_transition(key, still)
                         return []
                 m, pending = self.pends_here(watcher, delimiter)
                 if pending:
+                    self.remember_transition(key, still)
                     return []
                 # It no longer pends: the scan asks every watcher, this one's
                 # answer already known.
                 self.held_by = None
                 self.known = (watcher, m)
                 events = []
-                self.process(events, eos=False)
+                self.process(events, False, key)
                 return events
         quick = self.danger
         pos, end = self.pos, self.end
@@ -483,11 +511,18 @@ class ResponseStream:
                 before = self.pieces[-1][-1:] if end else ""
             else:
                 before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
+            key = self.transition_key(text, end, before)
             self.pieces = [before + unsent]
             self.base = pos - len(before)
             self.fresh, self.fresh_start = text, end
             self.end = end + len(text)
             self.examined += len(unsent)
+            if key is not None:
+                known = self.table.transitions.get(key)
+                if known is not None:  # met before: done as then
+                    events = []
+                    self.replay(events, known)
+                    return events
             # A literal goes to the scan (the danger search found one when its
             # match ends before the end: only literals are not anchored there),
             # and so does anything the danger search finds when there is no hold
@@ -511,13 +546,14 @@ class ResponseStream:
                     found = None
             if found is None or found.lastgroup is not None or whole(unsent, found.start()):
                 events = []
-                self.process(events, eos=False)
+                self.process(events, False, key)
                 return events
             stop = found.start()
             self.pos = pos + stop
             events = []
             if stop:  # else all held
                 self.accumulate(events, unsent[:stop])
+            self.remember_transition(key, ((), stop, None))
             return events
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
@@ -608,7 +644,14 @@ class ResponseStream:
 
     # -- the machine -------------------------------------------------------------
 
-    def process(self, events, eos):
+    def process(self, events, eos, key=None):
+        """Commit what the buffer holds from ``pos``: the matches that commit, the
+        region text before them and after the last, up to what is held. Given the
+        ``key`` of the feed (see transition_key), what the pass did is kept for it."""
+        record = None
+        if key is not None:
+            record = []
+            start = self.pos
         while True:
             best, hold_start = self.scan(self.table.watch(self.current), eos)
             if best is not None:
@@ -617,9 +660,14 @@ class ResponseStream:
                     self.accumulate(events, self.text(self.pos, m.start))
                 self.pos = m.end
                 if kind == "open":
+                    captures = {k: v for k, v in m.groupdict().items() if v is not None}
+                    if record is not None:
+                        record.append((True, region, m.start - start, m.end - start, captures))
                     self.close_current(events)
-                    self.open_region(events, region, m)
+                    self.open_region(events, region, captures)
                 else:
+                    if record is not None:
+                        record.append((False, region, m.start - start, m.end - start, None))
                     had_content = self.opened
                     self.close_current(events)
                     if not had_content and m.start == m.end:
@@ -648,6 +696,87 @@ class ResponseStream:
                 self.accumulate(events, self.text(self.pos, hold_start))
                 self.pos = hold_start
             break
+        if record is not None:
+            held_by = self.held_by
+            if held_by is not None:
+                held_by = (held_by[0], held_by[1] - start, held_by[2])
+            self.remember_transition(key, (tuple(record), self.pos - start, held_by))
+        self.trim()
+
+    def remember_transition(self, key, plan):
+        """Keep, for ``key`` (see transition_key), what the feed did: ``plan`` is its
+        commits, where its emitted text ends and who holds the rest, relative to
+        where it began (see replay). The state it leaves, unless nothing is
+        unsent, gets a new number."""
+        if key is None:
+            return
+        table = self.table
+        node = None
+        if self.pos < self.end:
+            table.states += 1
+            node = table.states
+            self.node = (node, self.end)
+        transitions = table.transitions
+        if len(transitions) >= _TRANSITIONS:
+            transitions.clear()  # the headers of the tools in use now fill it again
+        transitions[key] = (*plan, node)
+
+    def transition_key(self, text, end, before):
+        """The key of feeding ``text`` now (``end``: where the buffer ends before it;
+        ``before``: the character before ``pos``, or None if not at hand), or None
+        when the state is not known.
+
+        What a feed does -- the commits, where the emitted text ends, who holds
+        the rest -- depends only on the state it finds: the mode, whether its
+        region has text yet, the unsent text, and the character before it when a
+        watched pattern reads it. Everything else the stream keeps (scanners,
+        what is known to hold no literal, who held the text) only saves work.
+        With nothing unsent, that state is its own name. Otherwise it is named
+        by a number given when a feed left it (``node``), valid while no other
+        text came: the same state reached from the same state by the same piece.
+        So a key costs the piece, whatever is held, and a stream that meets a
+        header met before, cut alike (the same tool's, in a later answer, token
+        by token), replays each feed (see replay) with none of the searches.
+        """
+        if end + len(text) - self.pos > _TRANSITION_HELD:
+            return None
+        self.examined += len(text)
+        node = self.node
+        if node is not None and node[1] == end:
+            return node[0], text
+        if self.pos != end:
+            return None
+        if self.table.context_free[self.current]:
+            return (self.current, self.opened), text
+        if before is None:
+            held, _ = self.held()
+            if not held and end:
+                return None  # the character before is not kept
+            before = held[-1:]
+        return (self.current, self.opened, before), text
+
+    def replay(self, events, plan):
+        """Do what a feed remembered by ``remember_transition`` did, from ``pos``
+        (its piece appended): its commits, making the region events and values as
+        ``process`` makes them, and its emitted text."""
+        commits, emitted, held_by, node = plan
+        start = self.pos
+        self.known = None
+        for opens, region, at, end, captures in commits:
+            at += start
+            if at > self.pos:
+                self.accumulate(events, self.text(self.pos, at))
+            self.pos = start + end
+            self.close_current(events)
+            if opens:
+                self.open_region(events, region, dict(captures))
+        emitted += start
+        if emitted > self.pos:
+            self.accumulate(events, self.text(self.pos, emitted))
+            self.pos = emitted
+        self.held_by = None if held_by is None else (held_by[0], held_by[1] + start, held_by[2])
+        if node is not None:
+            self.node = (node, self.end)
         self.trim()
 
     def whole_pass(self):
@@ -685,7 +814,9 @@ class ResponseStream:
             self.pos = m.end
             if kind == "open":
                 self.close_current(None)
-                self.open_region(None, region, m)
+                self.open_region(
+                    None, region, {k: v for k, v in m.groupdict().items() if v is not None}
+                )
             else:
                 had_content = self.opened
                 self.close_current(None)
@@ -1073,9 +1204,9 @@ class ResponseStream:
         self.current = mode
         self.danger, self.dirty = self.table.modes[mode]
 
-    def open_region(self, events, region, m):
+    def open_region(self, events, region, captures):
         self.enter(region.name)
-        self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
+        self.captures = captures
         self.body = []
         self.tail = []
         self.opened = True

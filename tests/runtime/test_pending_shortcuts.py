@@ -89,6 +89,7 @@ def _module(spec: dict, shortcuts: bool) -> types.ModuleType:
         module._FORM_HELD = -1  # and scan: no watcher skipped by its danger search
         module._QUICK_PIECE = -1  # feed and process: no quick danger search of a piece
         module._PEND_STOPS_SCAN = False  # scan: every watcher asked after one pends at pos
+        module._TRANSITION_HELD = -1  # process and feed: no transition remembered
         scan = module.ResponseStream.scan
 
         def scan_without_holder(self, watch, eos):

@@ -1,0 +1,124 @@
+"""Transitions a table remembers (``RegionTable.transitions``, ``ResponseStream.feed``).
+
+What a feed does depends only on the state it finds: the mode, whether its region has
+text yet, the unsent text and, when a watched pattern reads it, the character before.
+The table keeps what a feed did per state and piece (commits, where emitted text ends,
+who holds the rest), the state named by the mode when nothing is unsent and otherwise by
+a number the feed that left it gave it; a later stream meeting the same state and piece
+replays it. Replaying must change nothing but the work: later streams on one table must
+equal streams of a table that remembers nothing, also when the character before the
+text changes what a pattern (``\\b``) matches.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .test_pending_shortcuts import HEADERS, PIECES, TEMPLATES, _module, _run
+
+# "\b" reads the character before where the search starts: "call:f{" opens after a
+# space, not after a letter, so "call:" held after "a" and after " " are different keys.
+WORD_BOUNDARY = {
+    "tool_calls": {
+        "open_pattern": "\\bcall:(?P<name>\\w+)\\{", "close": "}", "repeats": True,
+        "content": "text", "transform": {"name": "{name}", "body": "{content}"},
+    },
+    "content": {"close": "<|im_end|>", "content": "text"},
+}
+WORD_PIECES = ["a", " ", "call:", "cal", "l:", "f", "{", "}", "x}", "<|im_end|>", "\n"]
+
+
+def _without_transitions(spec: dict):
+    module = _module(spec, shortcuts=True)
+    module._TRANSITION_HELD = -1
+    return module
+
+
+@settings(max_examples=150, deadline=None)
+@given(which=st.integers(0, len(TEMPLATES)), data=st.data())
+def test_replayed_transitions_change_nothing(which, data):
+    """Several streams on one table, each text fed again with the same and with new
+    cuts: every stream equals one on a table that remembers no transition."""
+    if which == len(TEMPLATES):
+        spec, pieces = WORD_BOUNDARY, st.sampled_from(WORD_PIECES)
+    else:
+        spec, pieces = TEMPLATES[which], st.sampled_from(PIECES + [HEADERS[which]] * 8)
+    remembering = _module(spec, shortcuts=True)
+    forgetting = _without_transitions(spec)
+    texts = data.draw(st.lists(st.lists(pieces, max_size=14).map("".join), min_size=2,
+                               max_size=4))
+    runs = []
+    for text in texts:
+        runs.append((text, data.draw(st.lists(st.integers(0, len(text)), max_size=16))))
+        runs.append((text, data.draw(st.lists(st.integers(0, len(text)), max_size=16))))
+    for text, cuts in runs + runs:
+        assert _run(remembering, text, cuts) == _run(forgetting, text, cuts)
+
+
+def test_the_character_before_is_part_of_the_key():
+    """"cal" after "a" is prose (no word boundary before it); after " " it may begin
+    "call:": the first pass must not answer for the second."""
+    module = _module(WORD_BOUNDARY, shortcuts=True)
+    cuts = [1, 4, 5]
+    for text in ("acal", " cal", "acall:f{x}", " call:f{x}"):
+        assert _run(module, text, cuts) == _run(_without_transitions(WORD_BOUNDARY), text, cuts)
+    message, _ = _run(module, " call:f{x}", cuts)
+    assert message["tool_calls"] == [{"name": "f", "body": "x"}]
+
+
+def test_a_header_met_before_is_replayed_without_a_scan():
+    """The second stream fed the same tool-call output token by token runs no scan:
+    each feed that needed one in the first stream is replayed."""
+    module = _module(TEMPLATES[3], shortcuts=True)
+    text = (
+        "<|channel|>analysis<|message|>hm<|end|>"
+        "<|channel|>commentary to=get_weather<|message|>{}<|call|>"
+    )
+    cuts = list(range(4, len(text), 4))
+    scans = []
+    scan = module.ResponseStream.scan
+    module.ResponseStream.scan = (
+        lambda self, watch, eos: scans.append(eos) or scan(self, watch, eos)
+    )
+    try:
+        first = _run(module, text, cuts)
+        assert False in scans  # the first stream scanned
+        scans.clear()
+        second = _run(module, text, cuts)
+    finally:
+        module.ResponseStream.scan = scan
+    assert second == first
+    assert False not in scans  # only finalize's pass (eos) scanned
+    assert module.TABLE.transitions
+    # Replayed, a pending header is held by its watcher where the unsent text begins,
+    # as after a pass: the next feed asks that watcher alone.
+    parser = module.ResponseParser("")
+    middle = text.index(" to=") + 4
+    assert middle % 4 == 0  # cut as before: the last piece, " to=", is replayed
+    for at in range(0, middle, 4):
+        parser.feed(text[at : at + 4])
+    stream = parser._stream
+    assert stream.held_by is not None and stream.held_by[1] == stream.pos
+    assert stream.held_by[0][0] == "open" and stream.held_by[0][1].name == "tool_calls"
+    assert first == _run(_module(TEMPLATES[3], shortcuts=False), text, cuts)
+
+
+def test_the_remembered_transitions_stay_few():
+    module = _module(TEMPLATES[0], shortcuts=True)
+    module._TRANSITIONS = 3
+    for name in ("a", "bb", "ccc", "dddd"):
+        _run(module, f"x\n<tool_call>{name}</tool_call>\n<|im_end|>", list(range(40)))
+        assert len(module.TABLE.transitions) <= 3
+
+
+def test_a_state_number_holds_only_until_more_text_comes():
+    """After "\\n" (held: it may begin "\\s*<tool_call>") the state has a number; "x"
+    then empties the unsent text without a new one. "<tool_call>" from there is not
+    the feed that followed "\\n" in the first stream."""
+    module = _module(TEMPLATES[0], shortcuts=True)
+    first = _run(module, "a\n<tool_call>{}</tool_call>", [1, 2])
+    assert first[0]["tool_calls"] == ["{}"]
+    text = "a\nx<tool_call>{}</tool_call>"
+    assert _run(module, text, [1, 2, 3]) == _run(_without_transitions(TEMPLATES[0]), text,
+                                                  [1, 2, 3])
