@@ -2080,6 +2080,18 @@ class ResponseStream:
                 whole_held = pieces[0] if len(pieces) == 1 else self.held()[0]
                 base = self.base
                 unsent = whole_held[pos - base :] + text
+                node = self.node
+                if node is not None and node[1] == end and len(unsent) <= _TRANSITION_HELD:
+                    # A state a feed numbered (see transition_key): when this piece
+                    # was fed in it before, it is done as then, with no search.
+                    known = self.table.transitions.get((node[0], text))
+                    if known is not None:
+                        before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
+                        self.keep_unsent(before, unsent, text)
+                        self.examined += len(text)
+                        events = []
+                        self.replay(events, known)
+                        return events
                 if hold is not None and len(text) <= _HOLD_FIRST:
                     # The held text begins where a watcher pended: the hold search
                     # alone says what the unsent text holds (see below), and the
@@ -2119,12 +2131,20 @@ class ResponseStream:
                 before = self.pieces[-1][-1:] if end else ""
             else:
                 before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
-            key = self.transition_key(text, end, before)
-            self.pieces = [before + unsent]
-            self.base = pos - len(before)
-            self.fresh, self.fresh_start = text, end
-            self.end = end + len(text)
-            self.examined += len(unsent)
+            # The key of this feed (see transition_key; a state with held text
+            # and a number was looked up above).
+            key = None
+            if len(unsent) <= _TRANSITION_HELD:
+                if pos == end:
+                    state = (self.current, self.opened)
+                    if not self.table.context_free[self.current]:
+                        state = (self.current, self.opened, before)
+                    key = state, text
+                    self.examined += len(text)
+                elif node is not None and node[1] == end:
+                    key = node[0], text
+                    self.examined += len(text)
+            self.keep_unsent(before, unsent, text)
             if key is not None:
                 known = self.table.transitions.get(key)
                 if known is not None:  # met before: done as then
@@ -2170,6 +2190,16 @@ class ResponseStream:
         events = []
         self.process(events, eos=False)
         return events
+
+    def keep_unsent(self, before, unsent, text):
+        """Append ``text`` (``unsent``: the text from ``pos`` to the new end),
+        keeping only the unsent text and ``before``, the character before it."""
+        end = self.end
+        self.pieces = [before + unsent]
+        self.base = self.pos - len(before)
+        self.fresh, self.fresh_start = text, end
+        self.end = end + len(text)
+        self.examined += len(unsent)
 
     def parse_whole(self, text):
         """``parse_response``: the whole generation at once; returns the message.
@@ -2246,8 +2276,9 @@ class ResponseStream:
     def trim(self):
         """Forget emitted text, keeping one character of context for ``\\b``."""
         keep = self.pos - 1
-        if keep > self.base and keep - self.base >= (self.end - self.base) // 2:
-            self.pieces = [self.text(keep, self.end)]
+        base = self.base
+        if keep > base and keep - base >= (self.end - base) // 2:
+            self.pieces = [self.held()[0][keep - base :]]
             self.base = keep
 
     # -- the machine -------------------------------------------------------------
@@ -2369,7 +2400,15 @@ class ResponseStream:
         ``process`` makes them, and its emitted text."""
         commits, emitted, held_by, node = plan
         start = self.pos
-        self.known = None
+        if not commits and not emitted:
+            # Nothing committed or emitted (a header still arriving): the buffer
+            # is as trim left it.
+            if held_by is not None:
+                held_by = (held_by[0], start + held_by[1], held_by[2])
+            self.held_by = held_by
+            if node is not None:
+                self.node = (node, self.end)
+            return
         for opens, region, at, end, captures in commits:
             at += start
             if at > self.pos:
@@ -2380,7 +2419,8 @@ class ResponseStream:
                 self.open_region(events, region, dict(captures))
         emitted += start
         if emitted > self.pos:
-            self.accumulate(events, self.text(self.pos, emitted))
+            held, base = self.held()
+            self.accumulate(events, held[self.pos - base : emitted - base])
             self.pos = emitted
         self.held_by = None if held_by is None else (held_by[0], held_by[1] + start, held_by[2])
         if node is not None:
