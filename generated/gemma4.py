@@ -415,6 +415,12 @@ class Match:
             self._resolve = None
         return dict(self._groups)
 
+    def captured(self) -> dict[str, str]:
+        """The groups that took part: what a region's ``{name}`` placeholders read."""
+        if self._groups is None and self._resolve is None:
+            return {}  # a literal's match, or a pattern without groups
+        return {k: v for k, v in self.groupdict().items() if v is not None}
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Match):
             return NotImplemented
@@ -2299,7 +2305,7 @@ class ResponseStream:
                     self.accumulate(events, self.text(self.pos, m.start))
                 self.pos = m.end
                 if kind == "open":
-                    captures = {k: v for k, v in m.groupdict().items() if v is not None}
+                    captures = m.captured()
                     if record is not None:
                         record.append((True, region, m.start - start, m.end - start, captures))
                     self.close_current(events)
@@ -2436,7 +2442,7 @@ class ResponseStream:
         watches = self.table.watches
         while True:
             pos = self.pos
-            best_key = best = None
+            best = best_kind = best_region = None
             for kind, region, delimiter, watcher in watches[self.current]:
                 cached = whole.get(watcher)
                 if (
@@ -2448,23 +2454,26 @@ class ResponseStream:
                     m = self.complete(watcher, delimiter)
                     if m is _SLOW:
                         m = self.answer(watcher, delimiter, True)
-                if m is None:
-                    continue
-                key = (m.start, m.start - m.end, 0 if kind == "open" else 1, region.name)
-                if best_key is None or key < best_key:
-                    best_key, best = key, (kind, region, m)
-            if best is None or best[2].start >= self.end:
+                # The earliest start wins; ties go by the order of scan's keys.
+                if m is not None and (
+                    best is None or m.start < best.start
+                    or m.start == best.start and (
+                        (m.start - m.end, 0 if kind == "open" else 1, region.name)
+                        < (best.start - best.end, 0 if best_kind == "open" else 1,
+                           best_region.name)
+                    )
+                ):
+                    best, best_kind, best_region = m, kind, region
+            if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
-            kind, region, m = best
+            kind, region, m = best_kind, best_region, best
             if m.start > pos and self.current is not None:
                 self.opened = True
                 self.tail.append(held[pos - base : m.start - base])
             self.pos = m.end
             if kind == "open":
                 self.close_current(None)
-                self.open_region(
-                    None, region, {k: v for k, v in m.groupdict().items() if v is not None}
-                )
+                self.open_region(None, region, m.captured())
             else:
                 had_content = self.opened
                 self.close_current(None)
@@ -2853,7 +2862,8 @@ class ResponseStream:
         self.danger, self.dirty = self.table.modes[mode]
 
     def open_region(self, events, region, captures):
-        self.enter(region.name)
+        mode = self.current = region.name  # enter, written out (a call less per region)
+        self.danger, self.dirty = self.table.modes[mode]
         self.captures = captures
         self.body = []
         self.tail = []
@@ -2896,7 +2906,9 @@ class ResponseStream:
         self.reset()
 
     def reset(self):
-        self.enter(self.table.implicit)
+        table = self.table
+        mode = self.current = table.implicit  # enter, written out (a call less per region)
+        self.danger, self.dirty = table.modes[mode]
         self.captures = {}
         self.body = []
         self.tail = []
