@@ -1173,6 +1173,27 @@ import json as _json  # noqa: E402
 import re as _re  # noqa: E402
 from json.encoder import encode_basestring_ascii as _json_string  # noqa: E402
 
+_json_scan = _json.JSONDecoder().scan_once  # the C scanner json.loads ends up in
+_json_space = _json.decoder.WHITESPACE.match
+
+
+def _json_loads(text: str) -> object:
+    """``json.loads(text)`` for a string, without the three Python calls it makes
+    on the way to the C scanner: the same value, or the same error (type, message
+    and position), per the stdlib's decoder."""
+    if type(text) is not str:
+        return _json.loads(text)  # (its TypeError for what is not text)
+    if text.startswith("\ufeff"):
+        raise _json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    try:
+        value, end = _json_scan(text, _json_space(text, 0).end())
+    except StopIteration as exc:
+        raise _json.JSONDecodeError("Expecting value", text, exc.value) from None
+    end = _json_space(text, end).end()
+    if end != len(text):
+        raise _json.JSONDecodeError("Extra data", text, end)
+    return value
+
 # String bodies found between custom delimiters are parked behind these markers while
 # the rest of the text is rewritten. They are control characters a model never writes,
 # and an input that does contain one is refused rather than silently mangled.
@@ -1302,7 +1323,7 @@ def _loads_parked(working: str, parked: list) -> object:
     """
     text = working.replace(_PARK_OPEN, '"\\u0001').replace(_PARK_CLOSE, '\\u0002"')
     try:
-        return _unpark(_json.loads(text), parked)
+        return _unpark(_json_loads(text), parked)
     except (ValueError, RecursionError, _KeyParked):
         return _UNSURE  # the caller decodes the written-out form, failing as it should
 
@@ -1404,7 +1425,7 @@ def parse_json(body: str, args: dict) -> object:
             parts[k] = _json_string(parked[int(index)]) + rest  # what json.dumps writes
         working = "".join(parts)
     try:
-        return _json.loads(working)
+        return _json_loads(working)
     except _json.JSONDecodeError as exc:
         # Only a decoding failure falls back; json.loads' other errors (a ValueError for
         # an integer past the digit limit, RecursionError) propagate, as in the reference.

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing.content_parsers import parse_content
 
@@ -535,3 +535,29 @@ def test_json_ascii_key_class_agrees_with_the_full_class() -> None:
             assert text.isascii()
             assert content._quote_keys(text, pattern) == full.sub(r'"\1":', text), repr(text)
     assert content._key_splitters[pattern][True] is not None  # the ASCII form was used
+
+
+_JSON_PIECES = st.sampled_from(
+    ['{', '}', '[', ']', ':', ',', '"', '"a"', '1', '-0.5e3', 'true', 'null', 'NaN', ' ', '\n',
+     '\ufeff', '\\', '\\u00e9', 'x', '1e400', '"\\ud800"']
+)
+
+
+@given(st.lists(_JSON_PIECES, max_size=20).map("".join) | st.text(max_size=30))
+@example("\ufeff{}")
+@example('{"a": 1} [')
+@example(" ")
+def test_json_loads_shortcut_is_json_loads(text):
+    """``_json_loads`` skips json.loads' Python frames: same value, same error."""
+
+    def run(loads):
+        try:
+            return "value", loads(text)
+        except ValueError as exc:
+            return type(exc), str(exc)
+
+    ours, stdlib = run(content._json_loads), run(json.loads)
+    if ours[0] == "value" and stdlib[0] == "value":
+        assert json.dumps(ours[1]) == json.dumps(stdlib[1])  # NaN != NaN
+    else:
+        assert ours == stdlib
