@@ -1931,6 +1931,16 @@ def _is_empty(value):
 class ResponseStream:
     """Streaming parse of one generation (the state behind ``ResponseParser``)."""
 
+    # Slots, not an instance dict: CPython shares a dict's keys between instances,
+    # and reads attributes fastest, only up to 30 of them.
+    __slots__ = (
+        "table", "coerce", "pieces", "base", "end", "pos", "fresh", "fresh_start",
+        "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
+        "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
+        "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
+        "initial_events",
+    )
+
     def __init__(self, table, prefix, coerce=None) -> None:
         if prefix is None:
             raise ValueError(
@@ -1977,6 +1987,7 @@ class ResponseStream:
         self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
         self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
         self.marks_from = 0
+        self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -2045,7 +2056,7 @@ class ResponseStream:
                 # emitted (see scan), so only its watcher is asked.
                 _, _, delimiter, watcher = held_by[0]
                 start = self.end
-                key = self.transition_key(text, start, None)
+                key = self.transition_key(text, start)
                 self.append(text)
                 if key is not None:
                     known = self.table.transitions.get(key)
@@ -2158,26 +2169,16 @@ class ResponseStream:
                 before = self.pieces[-1][-1:] if end else ""
             else:
                 before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
-            # The key of this feed (see transition_key; a state with held text
-            # and a number was looked up above).
-            key = None
-            if len(unsent) <= _TRANSITION_HELD:
-                if pos == end:
-                    state = (self.current, self.opened)
-                    if not self.table.context_free[self.current]:
-                        state = (self.current, self.opened, before)
-                    key = state, text
-                    self.examined += len(text)
-                elif node is not None and node[1] == end:
-                    key = node[0], text
-                    self.examined += len(text)
-            self.keep_unsent(before, unsent, text)
-            if key is not None:
-                known = self.table.transitions.get(key)
-                if known is not None:  # met before: done as then
-                    events = []
-                    self.replay(events, known)
-                    return events
+            # The state this feed found is named (see transition_key) by its number
+            # (then it was looked up above) or, made when needed, by what it is.
+            keyed = len(unsent) <= _TRANSITION_HELD
+            if pos == end or node is None or node[1] != end:
+                node = None
+            self.pieces = [before + unsent]
+            self.base = pos - len(before)
+            self.fresh, self.fresh_start = text, end
+            self.end = end + len(text)
+            self.examined += len(unsent)
             # A literal goes to the scan (the danger search found one when its
             # match ends before the end: only literals are not anchored there),
             # and so does anything the danger search finds when there is no hold
@@ -2200,15 +2201,42 @@ class ResponseStream:
                 else:
                     found = None
             if found is None or found.lastgroup is not None or whole(unsent, found.start()):
+                key = None
+                if keyed:
+                    if node is not None:
+                        key = node[0], text
+                    else:
+                        key = self.described(unsent[: len(unsent) - len(text)], before), text
+                        known = self.table.transitions.get(key)
+                        if known is not None:  # met before: done as then
+                            events = []
+                            self.replay(events, known)
+                            return events
+                    self.examined += len(text)
                 events = []
                 self.process(events, False, key)
                 return events
             stop = found.start()
+            key = None
+            if keyed and pos != end:
+                # (A hold with nothing held before, the usual token ending in a
+                # space, is done as here every time, at less cost than a lookup;
+                # the state it leaves is named by what it is when a feed needs it.)
+                if node is not None:
+                    key = node[0], text
+                else:
+                    key = self.described(unsent[: len(unsent) - len(text)], before), text
+                self.examined += len(text)
             self.pos = pos + stop
             events = []
             if stop:  # else all held
                 self.accumulate(events, unsent[:stop])
-            self.remember_transition(key, ((), stop, None))
+            if key is not None:
+                known = None if node is not None else self.table.transitions.get(key)
+                if known is not None:
+                    self.node = (known[3], self.end)  # as numbered then
+                else:
+                    self.remember_transition(key, ((), stop, None))
             return events
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
@@ -2387,22 +2415,22 @@ class ResponseStream:
             transitions.clear()  # the headers of the tools in use now fill it again
         transitions[key] = (*plan, node)
 
-    def transition_key(self, text, end, before):
-        """The key of feeding ``text`` now (``end``: where the buffer ends before it;
-        ``before``: the character before ``pos``, or None if not at hand), or None
-        when the state is not known.
+    def transition_key(self, text, end):
+        """The key of feeding ``text`` now (``end``: where the buffer ends before it),
+        or None when the state is not known.
 
         What a feed does -- the commits, where the emitted text ends, who holds
         the rest -- depends only on the state it finds: the mode, whether its
         region has text yet, the unsent text, and the character before it when a
         watched pattern reads it. Everything else the stream keeps (scanners,
         what is known to hold no literal, who held the text) only saves work.
-        With nothing unsent, that state is its own name. Otherwise it is named
-        by a number given when a feed left it (``node``), valid while no other
-        text came: the same state reached from the same state by the same piece.
-        So a key costs the piece, whatever is held, and a stream that meets a
-        header met before, cut alike (the same tool's, in a later answer, token
-        by token), replays each feed (see replay) with none of the searches.
+        A state is named by that description (see described), or by a number
+        that a feed which left it gave it (``node``), valid while no other text
+        came: the same state, reached from the same state by the same piece. So
+        a key costs the piece, not the held text, along a header; and a stream
+        that meets a header met before, cut alike (the same tool's, in a later
+        answer, token by token), replays each feed (see replay) with none of the
+        searches.
         """
         if end + len(text) - self.pos > _TRANSITION_HELD:
             return None
@@ -2410,16 +2438,19 @@ class ResponseStream:
         node = self.node
         if node is not None and node[1] == end:
             return node[0], text
-        if self.pos != end:
-            return None
+        held, base = self.held()
+        lo = self.pos - base
+        if lo == 0 and base and not self.table.context_free[self.current]:
+            return None  # the character before is not kept
+        return self.described(held[lo:], held[lo - 1 : lo] if lo else ""), text
+
+    def described(self, held, before):
+        """The state with ``held`` unsent after ``before`` (the character before it),
+        named by what it is."""
+        self.examined += len(held)
         if self.table.context_free[self.current]:
-            return (self.current, self.opened), text
-        if before is None:
-            held, _ = self.held()
-            if not held and end:
-                return None  # the character before is not kept
-            before = held[-1:]
-        return (self.current, self.opened, before), text
+            return self.current, self.opened, held
+        return self.current, self.opened, held, before
 
     def replay(self, events, plan):
         """Do what a feed remembered by ``remember_transition`` did, from ``pos``
