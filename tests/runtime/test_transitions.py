@@ -3,9 +3,8 @@
 What a feed does depends only on the state it finds: the mode, whether its region has
 text yet, the unsent text and, when a watched pattern reads it, the character before.
 The table keeps what a feed did per state and piece (commits, where emitted text ends,
-who holds the rest), the state named by the mode when nothing is unsent and otherwise by
-a number the feed that left it gave it; a later stream meeting the same state and piece
-replays it. Replaying must change nothing but the work: later streams on one table must
+who holds the rest), the state named by that description or by a number the feed that
+left it gave it; a later stream meeting the same state and piece replays it. Replaying must change nothing but the work: later streams on one table must
 equal streams of a table that remembers nothing, also when the character before the
 text changes what a pattern (``\\b``) matches.
 """
@@ -122,3 +121,16 @@ def test_a_state_number_holds_only_until_more_text_comes():
     text = "a\nx<tool_call>{}</tool_call>"
     assert _run(module, text, [1, 2, 3]) == _run(_without_transitions(TEMPLATES[0]), text,
                                                   [1, 2, 3])
+
+
+def test_a_number_is_not_used_after_a_long_piece():
+    """A piece too long to key moves the stream on without naming its state; the
+    delimiter it leaves pending is then asked alone (held_by), and the old number
+    must not key that feed: "k>" after "<thi" + "n" opened reasoning, after a
+    pending "</thi" it closes it."""
+    module = _module(TEMPLATES[0], shortcuts=True)
+    first = _run(module, "<think>a</think>", [4, 5, 7])
+    assert first[0]["reasoning_content"] == "a"
+    text = "<think>" + "y" * 100 + "</think>"
+    cuts = [4, 5, len(text) - 2]  # "<thi", "n", "k>yy...y</thin", "k>"
+    assert _run(module, text, cuts) == _run(_without_transitions(TEMPLATES[0]), text, cuts)
