@@ -4,9 +4,10 @@ What a feed does depends only on the state it finds: the mode, whether its regio
 text yet, the unsent text and, when a watched pattern reads it, the character before.
 The table keeps what a feed did per state and piece (commits, where emitted text ends,
 who holds the rest), the state named by that description or by a number the feed that
-left it gave it; a later stream meeting the same state and piece replays it. Replaying must change nothing but the work: later streams on one table must
-equal streams of a table that remembers nothing, also when the character before the
-text changes what a pattern (``\\b``) matches.
+left it gave it; a later stream meeting the same state and piece replays it.
+Replaying must change nothing but the work: later streams on one table must equal
+streams of a table that remembers nothing, also when the character before the text
+changes what a pattern (``\\b``) matches.
 """
 
 from __future__ import annotations
