@@ -1810,6 +1810,12 @@ class RegionTable:
                 )
             else:
                 self.quiet[mode] = (danger.search, None, None, None, _first_characters(pres))
+            first = self.quiet[mode][4]
+            # One character that every find begins with (Gemma's "<", every delimiter
+            # of a region of gpt-oss): a piece without it is region text, told by
+            # ``in`` at a fraction of the search's cost.
+            gate = next(iter(first)) if first is not None and len(first) == 1 else None
+            self.quiet[mode] += (gate,)
 
         self.landmarks = _landmarks(regions)
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
@@ -2101,16 +2107,19 @@ class ResponseStream:
             # could match or pend there, and where. Unless it is all region text, the
             # buffer becomes one short string: the character before pos
             # (context for a scanner made later), the held text, the piece.
-            danger, whole, hold, lead, first = quick
+            danger, whole, hold, lead, first, gate = quick
             held_first = False
             if pos == end:
                 unsent = text
-                # A one-character piece that cannot begin anything watched is
+                # A piece holding no character that can begin anything watched is
                 # answered without the search.
-                found = (
-                    None if len(text) == 1 and first is not None and text not in first
-                    else danger(unsent)
-                )
+                if gate is not None:
+                    found = None if gate not in text else danger(unsent)
+                else:
+                    found = (
+                        None if len(text) == 1 and first is not None and text not in first
+                        else danger(unsent)
+                    )
             else:
                 pieces = self.pieces
                 whole_held = pieces[0] if len(pieces) == 1 else self.held()[0]

@@ -1,4 +1,5 @@
-"""A one-character piece outside every mode's first characters is quiet.
+"""A one-character piece outside every mode's first characters is quiet, and so is
+any piece without a mode's gate (its one first character, when it has only one).
 
 ``feed`` skips the danger search for a one-character piece, with nothing held, that
 is not among the mode's first characters (``_first_characters``: a literal's first
@@ -66,3 +67,33 @@ def test_any_character(name, ch):
     for quick in MODULES[name].TABLE.quiet.values():
         if quick is not None and quick[4] is not None and ch not in quick[4]:
             assert quick[0](ch) is None
+
+
+# Pieces with nothing held are checked for the mode's one first character (``gate``)
+# instead of searched, when there is only one: every find begins with it.
+GATED = [
+    name for name, module in MODULES.items()
+    if any(q is not None and q[5] is not None for q in module.TABLE.quiet.values())
+]
+
+
+def test_gemma_and_gpt_oss_regions_are_gated_by_one_character():
+    assert "gemma4" in GATED and "gpt_oss" in GATED
+    table = MODULES["gpt_oss"].TABLE
+    assert table.quiet["content"][5] == "<"  # the final channel: "<|end|>", "<|return|>", ...
+
+
+@given(name=st.sampled_from(GATED or ["gemma4"]), data=st.data())
+def test_a_piece_without_the_gate_character_is_quiet(name, data):
+    for quick in MODULES[name].TABLE.quiet.values():
+        if quick is None or quick[5] is None:
+            continue
+        gate = quick[5]
+        text = data.draw(
+            st.text(max_size=40)
+            | st.lists(st.sampled_from(["<|channel|>", "<", "[TOOL_CALLS]", "[", " to=", " ",
+                                        "\n", "|", ">", "end|", "call:", "x"]),
+                       max_size=10).map("".join)
+        ).replace(gate, "")
+        assert quick[0](text) is None, (name, text)
+        assert quick[0](text + gate) is not None  # (the gate itself begins a literal)
