@@ -1657,6 +1657,7 @@ def transform_content(value: object, captures: dict, node: list) -> object:
 # ------------------------------------------------------------------------------
 import bisect as _bisect
 import copy as _copy
+import itertools as _itertools
 import re as _re
 
 # Held text short enough to search again, with the new piece, in one stdlib call.
@@ -1824,13 +1825,14 @@ class RegionTable:
         self.prompt_states: dict = {}
         # Per mode, whether no watched delimiter reads the character before where
         # its search starts (no ^, \b or \B); what a feed did from a state, and
-        # how many states were numbered (see ResponseStream.feed).
+        # the numbers given to states (see ResponseStream.transition_key): next() on
+        # a count is one step, so streams of one table in threads never share one.
         self.context_free = {
             mode: all(d.regex.context_free for _, _, d, _ in self.watch(mode))
             for mode in self.watches
         }
         self.transitions: dict = {}
-        self.states = 0
+        self.states = _itertools.count(1)
         # Per mode, what entering it sets: the quick path's searches, and whether
         # the region's chunks are dirty (not part of the final value).
         self.modes = {
@@ -2416,8 +2418,7 @@ class ResponseStream:
         table = self.table
         node = None
         if self.pos < self.end:
-            table.states += 1
-            node = table.states
+            node = next(table.states)
             self.node = (node, self.end)
         transitions = table.transitions
         if len(transitions) >= _TRANSITIONS:

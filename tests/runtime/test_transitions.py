@@ -135,3 +135,43 @@ def test_a_number_is_not_used_after_a_long_piece():
     text = "<think>" + "y" * 100 + "</think>"
     cuts = [4, 5, len(text) - 2]  # "<thi", "n", "k>yy...y</thin", "k>"
     assert _run(module, text, cuts) == _run(_without_transitions(TEMPLATES[0]), text, cuts)
+
+
+def test_streams_in_threads_share_the_table_safely():
+    """Streams of one parser in threads, switching as often as CPython allows, meet
+    and keep transitions together: each must equal the same stream alone on a table
+    that remembers nothing. (The numbers states get come from one itertools.count,
+    whose next() cannot be split by a thread switch; a race on a plain counter is
+    too narrow for this test to show.)"""
+    import sys
+    import threading
+
+    module = _module(TEMPLATES[3], shortcuts=True)
+    forgetting = _without_transitions(TEMPLATES[3])
+    texts = [
+        f"<|channel|>analysis<|message|>t{k}<|end|><|channel|>commentary to=f{k % 3}"
+        f"<|message|>{{}}<|call|><|channel|>final<|message|>done {k}<|end|>"
+        for k in range(6)
+    ]
+    runs = [(text, list(range(step, len(text), step))) for text in texts for step in (1, 3, 4)]
+    expected = [_run(forgetting, text, cuts) for text, cuts in runs]
+    failures = []
+
+    def work(offset):
+        for i in range(len(runs)):
+            j = (i + offset) % len(runs)
+            if _run(module, *runs[j]) != expected[j]:
+                failures.append(runs[j])
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(k * 5,)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures
+    assert module.TABLE.transitions
