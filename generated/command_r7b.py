@@ -1174,8 +1174,10 @@ import json as _json  # noqa: E402
 import re as _re  # noqa: E402
 from json.encoder import encode_basestring_ascii as _json_string  # noqa: E402
 
-_json_scan = _json.JSONDecoder().scan_once  # the C scanner json.loads ends up in
-_json_space = _json.decoder.WHITESPACE.match
+# The C scanner json.loads ends up in, and the whitespace its decoder skips (neither is
+# in the stdlib's type stubs).
+_json_scan = _json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_json_space = _json.decoder.WHITESPACE.match  # type: ignore[attr-defined]
 
 
 def _json_loads(text: str) -> object:
