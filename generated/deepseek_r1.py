@@ -1683,9 +1683,10 @@ _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
 # Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
 _PROMPT_STATES = 16
 _PROMPT_TAIL = 256
-# Feeds leaving at most this much text unsent get their transitions remembered (see
-# ResponseStream.transition_key; -1: none), at most _TRANSITIONS of them per table:
-# a header arriving token by token, not a long pending run, which is not met again.
+# Feeds that find at most this much text unsent, their piece included, get their
+# transitions remembered (see ResponseStream.transition_key; -1: none), at most
+# _TRANSITIONS of them per table: a header arriving token by token, not a long pending
+# run, which is not met again.
 _TRANSITION_HELD = _FORM_HELD
 _TRANSITIONS = 4096
 
