@@ -2188,11 +2188,7 @@ class ResponseStream:
             keyed = len(unsent) <= _TRANSITION_HELD
             if pos == end or node is None or node[1] != end:
                 node = None
-            self.pieces = [before + unsent]
-            self.base = pos - len(before)
-            self.fresh, self.fresh_start = text, end
-            self.end = end + len(text)
-            self.examined += len(unsent)
+            self.keep_unsent(before, unsent, text)
             # A literal goes to the scan (the danger search found one when its
             # match ends before the end: only literals are not anchored there),
             # and so does anything the danger search finds when there is no hold
@@ -2214,43 +2210,35 @@ class ResponseStream:
                     found = hold(unsent, at)
                 else:
                     found = None
-            if found is None or found.lastgroup is not None or whole(unsent, found.start()):
-                key = None
-                if keyed:
-                    if node is not None:
-                        key = node[0], text
-                    else:
-                        key = self.described(unsent[: len(unsent) - len(text)], before), text
-                        known = self.table.transitions.get(key)
-                        if known is not None:  # met before: done as then
-                            events = []
-                            self.replay(events, known)
-                            return events
-                    self.examined += len(text)
-                events = []
-                self.process(events, False, key)
-                return events
-            stop = found.start()
-            key = None
-            if keyed and pos != end:
-                # (A hold with nothing held before, the usual token ending in a
-                # space, is done as here every time, at less cost than a lookup;
-                # the state it leaves is named by what it is when a feed needs it.)
+            commits = (
+                found is None or found.lastgroup is not None or whole(unsent, found.start())
+            )
+            # (A hold with nothing held before, the usual token ending in a space, is
+            # done as below every time, at less cost than a lookup; the state it
+            # leaves is named by what it is when a feed needs it.)
+            key = known = None
+            if keyed and (commits or pos != end):
                 if node is not None:
-                    key = node[0], text
+                    key = node[0], text  # (looked up above)
                 else:
                     key = self.described(unsent[: len(unsent) - len(text)], before), text
+                    known = self.table.transitions.get(key)
                 self.examined += len(text)
-            self.pos = pos + stop
             events = []
+            if commits:
+                if known is not None:
+                    self.replay(events, known)  # met before: done as then
+                else:
+                    self.process(events, False, key)
+                return events
+            stop = found.start()
+            self.pos = pos + stop
             if stop:  # else all held
                 self.accumulate(events, unsent[:stop])
-            if key is not None:
-                known = None if node is not None else self.table.transitions.get(key)
-                if known is not None:
-                    self.node = (known[3], self.end)  # as numbered then
-                else:
-                    self.remember_transition(key, ((), stop, None))
+            if known is not None:
+                self.node = (known[3], self.end)  # as numbered then
+            elif key is not None:
+                self.remember_transition(key, ((), stop, None))
             return events
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
@@ -2471,15 +2459,13 @@ class ResponseStream:
         ``process`` makes them, and its emitted text."""
         commits, emitted, held_by, node = plan
         start = self.pos
+        if held_by is not None:
+            held_by = (held_by[0], start + held_by[1], held_by[2])
+        self.held_by = held_by
+        if node is not None:
+            self.node = (node, self.end)
         if not commits and not emitted:
-            # Nothing committed or emitted (a header still arriving): the buffer
-            # is as trim left it.
-            if held_by is not None:
-                held_by = (held_by[0], start + held_by[1], held_by[2])
-            self.held_by = held_by
-            if node is not None:
-                self.node = (node, self.end)
-            return
+            return  # a header still arriving: the buffer is as trim left it
         for opens, region, at, end, captures in commits:
             at += start
             if at > self.pos:
@@ -2493,9 +2479,6 @@ class ResponseStream:
             held, base = self.held()
             self.accumulate(events, held[self.pos - base : emitted - base])
             self.pos = emitted
-        self.held_by = None if held_by is None else (held_by[0], held_by[1] + start, held_by[2])
-        if node is not None:
-            self.node = (node, self.end)
         self.trim()
 
     def whole_pass(self):
