@@ -1739,8 +1739,8 @@ class RegionTable:
 
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
-        "watches", "landmarks", "modes", "prompt_states", "context_free", "transitions",
-        "states",
+        "watches", "landmarks", "walks", "modes", "prompt_states", "context_free",
+        "transitions", "states",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -1824,6 +1824,10 @@ class RegionTable:
             self.quiet[mode] += (gate,)
 
         self.landmarks = _landmarks(regions)
+        # Per mode, for a whole-text parse: each landmark -> the watchers whose
+        # matches can begin there (see ResponseStream.walk), when every watcher of
+        # the mode only matches where one of its literals begins.
+        self.walks = {} if self.landmarks is None else _walks(self.watches)
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
         # Per mode, whether no watched delimiter reads the character before where
@@ -1891,6 +1895,28 @@ def _landmarks(regions):
                     return None
     ordered = sorted(literals, key=lambda s: (-len(s), s))
     return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
+
+
+def _walks(watches):
+    """Per mode whose every watcher matches only where one of its literals begins
+    (literals none of which begins another, or a stdlib form with no lead): each
+    literal -> the watch entries it can begin a match of."""
+    walks = {}
+    for mode, watch in watches.items():
+        by_literal: dict = {}
+        for entry in watch:
+            delimiter = entry[2]
+            regex = delimiter.regex
+            pre = regex.prefilter
+            if delimiter.fixed is None and (
+                regex.captures is None or pre.lead or pre.lead_class is not None
+            ):
+                break
+            for literal in pre.literals:
+                by_literal.setdefault(literal, []).append(entry)
+        else:
+            walks[mode] = by_literal
+    return walks
 
 
 def _literal_at(delimiter, held, j, base):
@@ -2487,7 +2513,10 @@ class ResponseStream:
         watcher's remembered answer first (see :meth:`complete`)."""
         whole = self.whole
         held, base = self.held()
-        watches = self.table.watches
+        table = self.table
+        if self.current in table.walks and self.walk(held, base, table.walks):
+            return
+        watches = table.watches
         while True:
             pos = self.pos
             best = best_kind = best_region = None
@@ -2533,6 +2562,64 @@ class ResponseStream:
                 self.tail.append(held[self.pos - base :])
             self.pos = self.end
         self.close_current(None)
+
+    def walk(self, held, base, walks):
+        """``whole_pass`` from one landmark to the next, while the mode is one of
+        ``walks`` (every match of every watcher begins where one of its literals
+        does): the first landmark at which a watcher of the mode matches holds the
+        earliest match, found without asking each watcher for its next one.
+
+        True when the pass is done; False, with every commit so far made, when the
+        rest is left to the watcher-by-watcher loop: in a mode that is not walked,
+        or after the failed stdlib matches ``complete`` allows.
+        """
+        lo = self.pos - base
+        self.examined += len(held) - lo
+        by_literal = walks[self.current]
+        for found in self.table.landmarks.finditer(held, lo):
+            at = found.start()
+            entries = by_literal.get(found.group())
+            if entries is None or at + base < self.pos:
+                continue
+            best = best_kind = best_region = None
+            for kind, region, delimiter, _ in entries:
+                if delimiter.fixed is not None:
+                    m = Match(at + base, found.end() + base, False)
+                else:
+                    regex = delimiter.regex
+                    matched = regex.captures.match(held, at)
+                    if matched is None:
+                        self.failures += 1
+                        if self.failures > _WHOLE_FAILURES:
+                            return False
+                        continue
+                    self.examined += matched.end() - at
+                    m = _form_match(regex, matched, base)
+                # Ties (one literal opening two regions) go as in whole_pass.
+                if best is None or (m.start - m.end, 0 if kind == "open" else 1, region.name) < (
+                    best.start - best.end, 0 if best_kind == "open" else 1, best_region.name
+                ):
+                    best, best_kind, best_region = m, kind, region
+            if best is None:
+                continue
+            pos = self.pos
+            if best.start > pos and self.current is not None:
+                self.opened = True
+                self.tail.append(held[pos - base : best.start - base])
+            self.pos = best.end
+            self.close_current(None)
+            if best_kind == "open":
+                self.open_region(None, best_region, best.captured())
+            by_literal = walks.get(self.current)
+            if by_literal is None:
+                return False
+        if self.pos < self.end:
+            if self.current is not None:
+                self.opened = True
+                self.tail.append(held[self.pos - base :])
+            self.pos = self.end
+        self.close_current(None)
+        return True
 
     def scanner(self, key, delimiter):
         """The watcher's scanner, searching from ``pos`` and caught up with the buffer.

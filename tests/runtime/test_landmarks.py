@@ -49,6 +49,7 @@ def _module(spec, landmarks: bool):
     exec(compile(source, "<landmarks_test>", "exec"), module.__dict__)
     if not landmarks:
         module.TABLE.landmarks = None
+        module.TABLE.walks = {}  # (made from the landmarks)
     return module
 
 
@@ -104,3 +105,74 @@ def test_whole_text_answers_match_a_search_per_delimiter_and_the_reference(parts
         assert issubclass(with_marks[1], ref[1]) or issubclass(ref[1], with_marks[1])
     else:
         assert with_marks == ref
+
+
+# Every delimiter begins with its literal (no lead): whole_pass walks the landmarks.
+# A name may hold a landmark ("<call </call>>"): the walk skips those it has passed.
+LEADLESS = _spec("<think>", "</think>", r"<call (?P<name>[^>]+)>", "</call>", ["<end>", "<eos>"])
+
+
+def _walking(spec, walks: bool):
+    module = _module(spec, True)
+    if not walks:
+        module.TABLE.walks = {}
+    return module
+
+
+WALKS, NO_WALKS = _walking(LEADLESS, True), _walking(LEADLESS, False)
+LEADLESS_REFERENCE = load_response_template(LEADLESS)
+LEADLESS_PIECES = PIECES + [
+    "<call >", "<call f", "<call  g>", "<call h>", "<eos", "<end>x", "<call </call>>",
+    "<call <eos>",
+]
+
+
+def test_which_modes_are_walked():
+    # A lead (the \s* before "<call") keeps the outer mode out of the walk.
+    assert set(WITH.TABLE.walks) == {"reasoning_content", "tool_calls"}
+    assert set(WALKS.TABLE.walks) == {None, "content", "reasoning_content", "tool_calls"}
+    assert [e[1].name for e in WALKS.TABLE.walks["content"]["<call "]] == ["tool_calls"]
+
+
+def test_failed_matches_leave_the_rest_to_the_loop_with_the_same_message():
+    # More failed stdlib matches than complete allows: the walk stops there.
+    text = "<call >" * 40 + "a<call f>{}</call>b<eos>"
+    stream = WALKS.ResponseStream(WALKS.TABLE, "")
+    message = stream.parse_whole(text)
+    assert stream.failures > 32
+    # The loop went on from there, and left the watcher to its scanner.
+    assert stream.whole[("open", "tool_calls")] is WALKS._SLOW
+    assert message == NO_WALKS.parse_response(text, prefix="")
+    assert message == reference_parse(text, LEADLESS_REFERENCE, prefix="")
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["f"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(st.sampled_from(LEADLESS_PIECES), max_size=30), prefix=st.sampled_from(
+    ["", "<|start|>assistant", "<|start|>assistant<think>", "<|start|>assistant<call x>"]
+))
+def test_the_walk_answers_as_the_loop_and_the_reference(parts, prefix):
+    text = "".join(parts)
+    walked = _outcome(lambda: WALKS.parse_response(text, prefix=prefix))
+    assert walked == _outcome(lambda: NO_WALKS.parse_response(text, prefix=prefix))
+    ref = _outcome(lambda: reference_parse(text, LEADLESS_REFERENCE, prefix=prefix))
+    if walked[0] == ref[0] == "error":
+        assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
+    else:
+        assert walked == ref
+
+
+def test_a_landmark_two_regions_open_with_goes_to_the_longer_match():
+    # "<a>" opens reasoning and begins a tool call: both match at one start.
+    spec = _spec("<a>", "</a>", r"<a>(?P<name>\w*)>", "</call>", ["<end>", "<eos>"])
+    walks, loop = _walking(spec, True), _walking(spec, False)
+    opened = [entry[1].name for entry in walks.TABLE.walks[None]["<a>"]]
+    assert opened == ["reasoning_content", "tool_calls"]
+    reference = load_response_template(spec)
+    for text in ("<a>f>x</call>y", "<a>x</a>z", "<a>>q</call>", "<a>x</a><a>g>{}</call><eos>"):
+        message = walks.parse_response(text, prefix="")
+        assert message == loop.parse_response(text, prefix="")
+        assert message == reference_parse(text, reference, prefix="")
+    assert walks.parse_response("<a>f>x</call>y", prefix="")["tool_calls"][0]["function"] == {
+        "name": "f", "arguments": "x",
+    }
