@@ -1187,13 +1187,17 @@ def _json_loads(text: str) -> object:
         return _json.loads(text)  # (its TypeError for what is not text)
     if text.startswith("\ufeff"):
         raise _json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    # The whitespace the decoder skips, skipped only where there is some (a match
+    # costs as much as a small document's scan).
+    start = _json_space(text, 0).end() if text[:1] in " \t\n\r" else 0
     try:
-        value, end = _json_scan(text, _json_space(text, 0).end())
+        value, end = _json_scan(text, start)
     except StopIteration as exc:
         raise _json.JSONDecodeError("Expecting value", text, exc.value) from None
-    end = _json_space(text, end).end()
     if end != len(text):
-        raise _json.JSONDecodeError("Extra data", text, end)
+        end = _json_space(text, end).end()
+        if end != len(text):
+            raise _json.JSONDecodeError("Extra data", text, end)
     return value
 
 # String bodies found between custom delimiters are parked behind these markers while

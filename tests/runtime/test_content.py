@@ -539,7 +539,7 @@ def test_json_ascii_key_class_agrees_with_the_full_class() -> None:
 
 _JSON_PIECES = st.sampled_from(
     ['{', '}', '[', ']', ':', ',', '"', '"a"', '1', '-0.5e3', 'true', 'null', 'NaN', ' ', '\n',
-     '\ufeff', '\\', '\\u00e9', 'x', '1e400', '"\\ud800"']
+     '\ufeff', '\\', '\\u00e9', 'x', '1e400', '"\\ud800"', '\t', '\r', '\x0b', '\xa0']
 )
 
 
@@ -547,6 +547,8 @@ _JSON_PIECES = st.sampled_from(
 @example("\ufeff{}")
 @example('{"a": 1} [')
 @example(" ")
+@example("\t1\r\n")
+@example("\xa01")
 def test_json_loads_shortcut_is_json_loads(text):
     """``_json_loads`` skips json.loads' Python frames: same value, same error."""
 
