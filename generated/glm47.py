@@ -1584,12 +1584,19 @@ class RegionTable:
                 )
             else:
                 self.quiet[mode] = (danger.search, None, None, None, _first_characters(pres))
-            first = self.quiet[mode][4]
-            # One character that every find begins with (Gemma's "<", every delimiter
-            # of a region of gpt-oss): a piece without it is region text, told by
-            # ``in`` at a fraction of the search's cost.
-            gate = next(iter(first)) if first is not None and len(first) == 1 else None
-            self.quiet[mode] += (gate,)
+            # One character that every literal begins with (Gemma's "<", every
+            # delimiter of Qwen3's or of a region of gpt-oss), and the lead characters:
+            # the danger search finds a literal or its beginning, or a lead character
+            # at the end, so a piece without the one and not ending with the other is
+            # region text, told by ``in`` at a fraction of the search's cost. (No
+            # gate when the lead characters are too many to list; they are None
+            # when there are none.)
+            heads = {s[0] for p in pres for s in p.literals}
+            spaces = frozenset(
+                chr(c) for p in pres for lo, hi in p.lead_ranges for c in range(lo, hi + 1)
+            ) if self.quiet[mode][4] is not None else None
+            gate = next(iter(heads)) if len(heads) == 1 and spaces is not None else None
+            self.quiet[mode] += (gate, spaces or None)
 
         self.landmarks = _landmarks(regions)
         # Per mode, for a whole-text parse: each landmark -> the watchers whose
@@ -1908,14 +1915,18 @@ class ResponseStream:
             # could match or pend there, and where. Unless it is all region text, the
             # buffer becomes one short string: the character before pos
             # (context for a scanner made later), the held text, the piece.
-            danger, whole, hold, lead, first, gate = quick
+            danger, whole, hold, lead, first, gate, spaces = quick
             held_first = False
             if pos == end:
                 unsent = text
-                # A piece holding no character that can begin anything watched is
-                # answered without the search.
+                # A piece holding no character that can begin anything watched, or
+                # passing the mode's gate (see RegionTable), is answered without the
+                # search.
                 if gate is not None:
-                    found = None if gate not in text else danger(unsent)
+                    found = (
+                        None if gate not in text and (spaces is None or text[-1] not in spaces)
+                        else danger(unsent)
+                    )
                 else:
                     found = (
                         None if len(text) == 1 and first is not None and text not in first

@@ -77,10 +77,14 @@ GATED = [
 ]
 
 
-def test_gemma_and_gpt_oss_regions_are_gated_by_one_character():
-    assert "gemma4" in GATED and "gpt_oss" in GATED
+def test_gemma_gpt_oss_and_qwen3_are_gated_by_one_character():
+    assert {"gemma4", "gpt_oss", "qwen3", "qwen3_coder"} <= set(GATED)
     table = MODULES["gpt_oss"].TABLE
     assert table.quiet["content"][5] == "<"  # the final channel: "<|end|>", "<|return|>", ...
+    assert table.quiet["content"][6] is None  # no lead characters
+    # Qwen3's content watches "\s*<tool_call>": its gate comes with the spaces.
+    content = MODULES["qwen3"].TABLE.quiet["content"]
+    assert content[5] == "<" and {" ", "\n", "\t"} <= content[6]
 
 
 @given(name=st.sampled_from(GATED or ["gemma4"]), data=st.data())
@@ -88,12 +92,17 @@ def test_a_piece_without_the_gate_character_is_quiet(name, data):
     for quick in MODULES[name].TABLE.quiet.values():
         if quick is None or quick[5] is None:
             continue
-        gate = quick[5]
+        gate, spaces = quick[5], quick[6]
         text = data.draw(
             st.text(max_size=40)
             | st.lists(st.sampled_from(["<|channel|>", "<", "[TOOL_CALLS]", "[", " to=", " ",
                                         "\n", "|", ">", "end|", "call:", "x"]),
                        max_size=10).map("".join)
         ).replace(gate, "")
+        if spaces is not None:
+            # Lead characters anywhere but at the end are region text.
+            text = text.rstrip("".join(spaces))
+            for space in spaces:
+                assert quick[0](text + space) is not None
         assert quick[0](text) is None, (name, text)
         assert quick[0](text + gate) is not None  # (the gate itself begins a literal)
