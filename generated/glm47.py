@@ -1866,16 +1866,35 @@ class ResponseStream:
                 # A delimiter pends where the unsent text begins (a tool-call
                 # header still arriving): while it does, nothing can commit or be
                 # emitted (see scan), so only its watcher is asked.
-                _, _, delimiter, watcher = held_by[0]
                 start = self.end
-                key = self.transition_key(text, start)
-                self.append(text)
+                node = self.node
+                if (
+                    node is not None and node[1] == start
+                    and start + len(text) - self.pos <= _TRANSITION_HELD
+                ):
+                    self.examined += len(text)
+                    key = node[0], text  # (transition_key, written out)
+                else:
+                    key = self.transition_key(text, start)
+                self.fresh, self.fresh_start = text, start  # append, written out
+                self.pieces.append(text)
+                self.end = start + len(text)
                 if key is not None:
                     known = self.table.transitions.get(key)
                     if known is not None:  # met before: done as then
-                        events = []
-                        self.replay(events, known)
-                        return events
+                        if known[0] or known[1]:
+                            events = []
+                            self.replay(events, known)
+                            return events
+                        # The header still arriving: replay's beginning, written out.
+                        holder = known[2]
+                        self.held_by = (
+                            None if holder is None else (holder[0], self.pos + holder[1], holder[2])
+                        )
+                        if known[3] is not None:
+                            self.node = (known[3], self.end)
+                        return []
+                _, _, delimiter, watcher = held_by[0]
                 # Still pending: nothing emitted, the same holder (the first
                 # watcher that pends here), as a pass from here would leave it.
                 still = ((), 0, (held_by[0], 0, held_by[2]))

@@ -101,6 +101,11 @@ def test_a_header_met_before_is_replayed_without_a_scan():
     stream = parser._stream
     assert stream.held_by is not None and stream.held_by[1] == stream.pos
     assert stream.held_by[0][0] == "open" and stream.held_by[0][1].name == "tool_calls"
+    # And so after the next piece, replayed in that watcher's state ("get_").
+    pos = stream.pos
+    parser.feed(text[middle : middle + 4])
+    assert stream.pos == pos and stream.held_by is not None and stream.held_by[1] == pos
+    assert stream.node is not None and stream.node[1] == stream.end
     assert first == _run(_module(TEMPLATES[3], shortcuts=False), text, cuts)
 
 
