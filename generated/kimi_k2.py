@@ -2275,9 +2275,16 @@ class ResponseStream:
             )
             # (A hold with nothing held before, the usual token ending in a space, is
             # done as below every time, at less cost than a lookup; the state it
-            # leaves is named by what it is when a feed needs it.)
+            # leaves is named by what it is when a feed needs it. One that holds
+            # two characters or more and ends with something else, the beginning
+            # of a literal ("</t"), is kept: the tokens after it, the rest of that
+            # literal, are then replayed.)
             key = known = None
-            if keyed and (commits or pos != end):
+            if keyed and (
+                commits or pos != end
+                or gate is not None and found.start() < len(unsent) - 1
+                and (spaces is None or unsent[-1] not in spaces)
+            ):
                 if node is not None:
                     key = node[0], text  # (looked up above)
                 else:

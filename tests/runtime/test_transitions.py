@@ -180,3 +180,26 @@ def test_streams_in_threads_share_the_table_safely():
         sys.setswitchinterval(interval)
     assert not failures
     assert module.TABLE.transitions
+
+
+def test_a_held_beginning_of_a_literal_is_numbered_and_what_follows_replayed():
+    """A token ending with the beginning of a literal ("</t" of "</think>"), with nothing
+    held before, leaves a numbered state: the next stream replays the token after it.
+    A held space is not numbered: a lookup costs more than the next token's search."""
+    module = _module(TEMPLATES[0], shortcuts=True)
+    text, cuts = "<think>ab x</think>ok\n<|im_end|>", [7, 11, 14, 19, 22]
+    first = _run(module, text, cuts)
+    parser = module.ResponseParser("")
+    for piece in ("<think>", "ab x", "</t"):
+        parser.feed(piece)
+    stream = parser._stream
+    assert stream.pos == stream.end - 3  # "</t" is held...
+    assert stream.node is not None and stream.node[1] == stream.end  # ... in a numbered state
+    parser.feed("hink>")
+    assert stream.current == "content"
+    assert first == _run(_without_transitions(TEMPLATES[0]), text, cuts)
+    # In content, under "\s*<tool_call>", spaces are held, in a state not numbered.
+    again = module.ResponseParser("")
+    again.feed("ab\n\n")
+    assert again._stream.pos == again._stream.end - 2
+    assert again._stream.node is None or again._stream.node[1] != again._stream.end
