@@ -141,3 +141,19 @@ def test_fresh_makes_our_parser_forget_the_headers_it_met():
     assert not any(fresh.kept)
     assert fresh.parse(o.text, o.prefix, o.tools) == kept.parse(o.text, o.prefix, o.tools)
     assert arguments(["--fresh"])[1].fresh and not arguments([])[1].fresh
+
+
+def test_a_short_run_is_timed_as_a_loop_with_its_tenths_summed():
+    from bench.engines import StreamTiming
+    from bench.run import _repeated
+
+    calls = []
+
+    def run():
+        calls.append(1)
+        return {"content": "x"}, StreamTiming(1.0, 0.25, 0.5, 1, 2, 10)
+
+    (status, (message, timing)), seconds = _repeated(run, 4)
+    assert len(calls) == 4 and status == "ok" and message == {"content": "x"}
+    assert timing == StreamTiming(4.0, 1.0, 2.0, 4, 8, 40)  # per-feed means unchanged
+    assert 0 <= seconds < 1.0
