@@ -1826,11 +1826,11 @@ class RegionTable:
             # at the end, so a piece without the one and not ending with the other is
             # region text, told by ``in`` at a fraction of the search's cost. (No
             # gate when the lead characters are too many to list; they are None
-            # when there are none.)
+            # when there are none, else a string of them.)
             heads = {s[0] for p in pres for s in p.literals}
-            spaces = frozenset(
+            spaces = "".join(sorted({
                 chr(c) for p in pres for lo, hi in p.lead_ranges for c in range(lo, hi + 1)
-            ) if self.quiet[mode][4] is not None else None
+            })) if self.quiet[mode][4] is not None else None
             gate = next(iter(heads)) if len(heads) == 1 and spaces is not None else None
             self.quiet[mode] += (gate, spaces or None)
 
@@ -2178,10 +2178,25 @@ class ResponseStream:
                 # passing the mode's gate (see RegionTable), is answered without the
                 # search.
                 if gate is not None:
-                    found = (
-                        None if gate not in text and (spaces is None or text[-1] not in spaces)
-                        else danger(unsent)
-                    )
+                    if gate in text:
+                        found = danger(unsent)
+                    elif spaces is None or text[-1] not in spaces:
+                        found = None
+                    elif hold is not None:
+                        # Only the lead characters at the end can begin anything (a
+                        # space before "\s*<tool_call>"): held from the beginning of
+                        # their run, as the hold search would, and no literal is in
+                        # the piece to commit.
+                        stop = len(text.rstrip(spaces))
+                        self.keep_unsent(self.pieces[-1][-1:] if end else "", text, text)
+                        self.examined += len(text) - stop
+                        events = []
+                        if stop:
+                            self.pos = pos + stop
+                            self.accumulate(events, text[:stop])
+                        return events
+                    else:
+                        found = danger(unsent)
                 else:
                     found = (
                         None if len(text) == 1 and first is not None and text not in first
