@@ -266,3 +266,24 @@ def test_whole_text_parse_work_is_bounded_on_mixed_outputs(style):
     assert max(steps) <= 0.5, steps
     assert max(examined) <= 4.5, examined
     assert examined[2] <= examined[0] * 1.1 + 0.1, examined
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["<|tool_call>call:{", "<|tool_call>call:<", "<|tool_call>call:x{a:1}<tool_call|>", "<turn|"],
+    ids=["failed-open", "failed-open-at-a-landmark", "many-calls", "almost-a-close"],
+)
+def test_the_landmark_walk_stays_linear(unit):
+    """Gemma 4's whole text is walked landmark to landmark (ResponseStream.walk). An
+    open that fails at every landmark is handed to the loop after _WHOLE_FAILURES
+    tries, and then to its scanner; hundreds of tool calls are walked one by one."""
+    module = load_parser(load_template_file(GRAMMARS / "gemma4" / "response_template.json"))
+    assert set(module.TABLE.walks) >= {"content", "tool_calls"}
+    per_size = []
+    for n in SIZES:
+        text = "hi " + unit * (n // len(unit)) + "<turn|>"
+        stream, message = _whole(module, PREFIXES["gemma4"], text)
+        assert message == _run(module, PREFIXES["gemma4"], text, 0).output
+        assert stream.rescans == 0
+        per_size.append(_ratios(stream, len(text)))
+    _assert_bounded(per_size, steps_bound=1.1, searched_bound=3.5)
