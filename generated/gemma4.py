@@ -1909,9 +1909,18 @@ def _landmarks(regions):
 
 
 def _walks(watches):
-    """Per mode whose every watcher matches only where one of its literals begins
-    (literals none of which begins another, or a stdlib form with no lead): each
-    literal -> the watch entries it can begin a match of."""
+    """Per mode whose every watcher's matches begin where one of its literals does,
+    or at the run of its lead characters before it (literals none of which begins
+    another, or a stdlib form with no bounded lead): each literal -> the watch
+    entries it can begin a match of.
+
+    A lead is allowed when no literal holds a lead character: a run of them then
+    holds no landmark, so matches begin in the order of their landmarks.
+    """
+    literals = {
+        s for watch in watches.values() for entry in watch
+        for s in entry[2].regex.prefilter.literals
+    }
     walks = {}
     for mode, watch in watches.items():
         by_literal: dict = {}
@@ -1920,7 +1929,9 @@ def _walks(watches):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or pre.lead or pre.lead_class is not None
+                regex.captures is None or pre.lead or pre.lead_class is not None and any(
+                    pre.lead_class.match(c) for literal in literals for c in literal
+                )
             ):
                 break
             for literal in pre.literals:
@@ -2643,17 +2654,25 @@ class ResponseStream:
                     m = Match(at + base, found.end() + base, False)
                 else:
                     regex = delimiter.regex
-                    matched = regex.captures.match(held, at)
+                    # (complete's attempt: from the run of lead characters before.)
+                    t = regex.prefilter.lead_start(held, self.pos - base, at)
+                    matched = regex.captures.match(held, t)
                     if matched is None:
+                        if t != at:
+                            return False  # a later start may match: its scanner decides
                         self.failures += 1
                         if self.failures > _WHOLE_FAILURES:
                             return False
                         continue
-                    self.examined += matched.end() - at
+                    self.examined += matched.end() - t
                     m = _form_match(regex, matched, base)
-                # Ties (one literal opening two regions) go as in whole_pass.
-                if best is None or (m.start - m.end, 0 if kind == "open" else 1, region.name) < (
-                    best.start - best.end, 0 if best_kind == "open" else 1, best_region.name
+                # The earliest start, then ties (one literal opening two regions) as in
+                # whole_pass.
+                if best is None or (
+                    m.start, m.start - m.end, 0 if kind == "open" else 1, region.name
+                ) < (
+                    best.start, best.start - best.end, 0 if best_kind == "open" else 1,
+                    best_region.name,
                 ):
                     best, best_kind, best_region = m, kind, region
             if best is None:

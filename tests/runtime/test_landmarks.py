@@ -128,10 +128,49 @@ LEADLESS_PIECES = PIECES + [
 
 
 def test_which_modes_are_walked():
-    # A lead (the \s* before "<call") keeps the outer mode out of the walk.
+    # A lead (the \s* before "<call ") keeps the outer mode out of the walk when a
+    # literal holds a lead character (the space of "<call "): a run of them could hide
+    # a landmark.
     assert set(WITH.TABLE.walks) == {"reasoning_content", "tool_calls"}
+    assert set(LEADING.TABLE.walks) == {None, "content", "reasoning_content", "tool_calls"}
     assert set(WALKS.TABLE.walks) == {None, "content", "reasoning_content", "tool_calls"}
     assert [e[1].name for e in WALKS.TABLE.walks["content"]["<call "]] == ["tool_calls"]
+
+
+# A lead, and no literal holding a lead character: walked, from the run before the literal.
+# (Content is not stripped: the run must go to the open, not to the text before it.)
+LEAD = _spec("<think>", "</think>", r"\s*<call:(?P<name>[^>]*)>", "</call>", ["<end>", "<eos>"])
+LEAD["fields"]["content"]["content_args"] = {"strip": False}
+LEADING, LEADING_LOOP = _walking(LEAD, True), _walking(LEAD, False)
+LEAD_REFERENCE = load_response_template(LEAD)
+LEAD_PIECES = PIECES + ["<call:f>", "<call:>", "<call:", " <call:g>", "\n\n", "<call:</call>>"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(st.sampled_from(LEAD_PIECES), max_size=30), prefix=st.sampled_from(
+    ["", "<|start|>assistant", "<|start|>assistant<think>", "<|start|>assistant<call:x>"]
+))
+def test_a_walk_with_a_lead_answers_as_the_loop_and_the_reference(parts, prefix):
+    text = "".join(parts)
+    walked = _outcome(lambda: LEADING.parse_response(text, prefix=prefix))
+    assert walked == _outcome(lambda: LEADING_LOOP.parse_response(text, prefix=prefix))
+    ref = _outcome(lambda: reference_parse(text, LEAD_REFERENCE, prefix=prefix))
+    if walked[0] == ref[0] == "error":
+        assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
+    else:
+        assert walked == ref
+
+
+def test_a_match_begins_at_the_run_of_lead_characters():
+    # The spaces before "<call:" belong to the open: content is "a", not "a \n ".
+    text = "a \n <call:f>{}</call>"
+    stream = LEADING.ResponseStream(LEADING.TABLE, "")
+    message = stream.parse_whole(text)
+    assert stream.whole == {}  # walked to the end: no watcher was asked
+    assert message == {"content": "a", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    assert message == LEADING_LOOP.parse_response(text, prefix="")
+    assert message == reference_parse(text, LEAD_REFERENCE, prefix="")
 
 
 def test_failed_matches_leave_the_rest_to_the_loop_with_the_same_message():
@@ -160,6 +199,25 @@ def test_the_walk_answers_as_the_loop_and_the_reference(parts, prefix):
         assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
     else:
         assert walked == ref
+
+
+def test_at_one_landmark_the_earliest_start_wins_before_the_longer_match():
+    # Reasoning opens with "\s*<a>", a tool call with "<a>NAME>": after a space, the
+    # reasoning's match begins one character earlier, and wins though it is shorter.
+    spec = _spec("<a>", "</a>", r"<a>(?P<name>\w+)>", "</call>", ["<end>", "<eos>"])
+    spec["fields"]["reasoning_content"] = {
+        "open_pattern": r"\s*<a>", "close": "</a>", "content": "text",
+    }
+    walks, loop = _walking(spec, True), _walking(spec, False)
+    assert None in walks.TABLE.walks
+    reference = load_response_template(spec)
+    for text in (" <a>xyz>q</call>", "<a>f>y</call>", "x <a>f>y</call></a>z"):
+        message = walks.parse_response(text, prefix="")
+        assert message == loop.parse_response(text, prefix="")
+        assert message == reference_parse(text, reference, prefix="")
+    assert walks.parse_response(" <a>xyz>q</call>", prefix="") == {
+        "reasoning_content": "xyz>q</call>",
+    }
 
 
 def test_a_landmark_two_regions_open_with_goes_to_the_longer_match():
