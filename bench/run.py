@@ -154,9 +154,7 @@ class Bench:
                 estimate = last.get(engine.name)
                 if warmup and (estimate or WARM_RUN) < WARM_RUN:
                     timed(lambda: outcome(run), limit)  # untimed: caches warm (see WARM_RUN)
-                repeat = 1
-                if warmup and estimate is not None and estimate < SAMPLE_TIME:
-                    repeat = min(MAX_REPEAT, max(1, round(SAMPLE_TIME / max(estimate, 1e-7))))
+                repeat = _repeats(estimate) if warmup and estimate is not None else 1
                 ran = timed(lambda: outcome(run), limit) if repeat == 1 else _repeated(run, repeat)
                 last[engine.name] = ran[1]
                 return ran
@@ -245,12 +243,10 @@ class Bench:
 
     def _floor(self, template: dict, out: outputs.Output) -> float:
         run = floor_run(template, out.text, out.message)
-        estimate = timed(run, None)[1]  # (untimed: a warm-up, and how long one run takes)
-        repeat = min(MAX_REPEAT, max(1, round(SAMPLE_TIME / max(estimate, 1e-7))))
-        samples = []
-        for _ in range(max(3, self.config.reps)):
-            samples.append(timed(lambda: [run() for _ in range(repeat)], None)[1] / repeat)
-        return statistics.median(samples)
+        repeat = _repeats(timed(run, None)[1])  # (untimed: a warm-up, and how long a run takes)
+        return statistics.median(
+            _repeated(run, repeat)[1] for _ in range(max(3, self.config.reps))
+        )
 
     def adversarial(self) -> tuple[list[dict], list[dict]]:
         c = self.config
@@ -342,6 +338,13 @@ def _message(result: Any) -> Any:
     if status == "ok" and isinstance(value, tuple):
         return status, value[0]
     return status, value
+
+
+def _repeats(estimate: float) -> int:
+    """How many back-to-back runs of about ``estimate`` seconds one sample takes."""
+    if estimate >= SAMPLE_TIME:
+        return 1
+    return min(MAX_REPEAT, max(1, round(SAMPLE_TIME / max(estimate, 1e-7))))
 
 
 def _repeated(run: Callable[[], Any], repeat: int) -> tuple[Any, float]:

@@ -2638,19 +2638,29 @@ class ResponseStream:
                     best, best_kind, best_region = m, kind, region
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
-            kind, region, m = best_kind, best_region, best
-            if m.start > pos and self.current is not None:
-                self.opened = True
-                self.tail.append(held[pos - base : m.start - base])
-            self.pos = m.end
-            if kind == "open":
-                self.close_current(None)
-                self.open_region(None, region, m.captured())
-            else:
-                had_content = self.opened
-                self.close_current(None)
-                if not had_content and m.start == m.end:
-                    return  # a zero-width close of an empty region would fire forever
+            if not self.commit_whole(held, base, best, best_kind, best_region):
+                return
+        self.end_whole(held, base)
+
+    def commit_whole(self, held, base, m, kind, region):
+        """One commit of a whole-text pass: the text before ``m`` goes to the open
+        region, then ``m`` closes it or opens ``region``. False for a zero-width close
+        of an empty region, which would fire forever: the pass ends there."""
+        pos = self.pos
+        if m.start > pos and self.current is not None:
+            self.opened = True
+            self.tail.append(held[pos - base : m.start - base])
+        self.pos = m.end
+        if kind == "open":
+            self.close_current(None)
+            self.open_region(None, region, m.captured())
+            return True
+        had_content = self.opened
+        self.close_current(None)
+        return had_content or m.start != m.end
+
+    def end_whole(self, held, base):
+        """The end of a whole-text pass: the rest goes to the open region, which closes."""
         if self.pos < self.end:
             if self.current is not None:
                 self.opened = True
@@ -2694,34 +2704,22 @@ class ResponseStream:
                         continue
                     self.examined += matched.end() - t
                     m = _form_match(regex, matched, base)
-                # The earliest start, then ties (one literal opening two regions) as in
-                # whole_pass.
-                if best is None or (
-                    m.start, m.start - m.end, 0 if kind == "open" else 1, region.name
-                ) < (
-                    best.start, best.start - best.end, 0 if best_kind == "open" else 1,
-                    best_region.name,
+                # The earliest start wins; ties (one literal opening two regions) go
+                # as in whole_pass.
+                if best is None or m.start < best.start or m.start == best.start and (
+                    (m.start - m.end, 0 if kind == "open" else 1, region.name)
+                    < (best.start - best.end, 0 if best_kind == "open" else 1,
+                       best_region.name)
                 ):
                     best, best_kind, best_region = m, kind, region
             if best is None:
                 continue
-            pos = self.pos
-            if best.start > pos and self.current is not None:
-                self.opened = True
-                self.tail.append(held[pos - base : best.start - base])
-            self.pos = best.end
-            self.close_current(None)
-            if best_kind == "open":
-                self.open_region(None, best_region, best.captured())
+            if not self.commit_whole(held, base, best, best_kind, best_region):
+                return True
             by_literal = walks.get(self.current)
             if by_literal is None:
                 return False
-        if self.pos < self.end:
-            if self.current is not None:
-                self.opened = True
-                self.tail.append(held[self.pos - base :])
-            self.pos = self.end
-        self.close_current(None)
+        self.end_whole(held, base)
         return True
 
     def scanner(self, key, delimiter):
