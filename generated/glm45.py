@@ -1327,6 +1327,24 @@ def _cast_types(schema: object) -> tuple:
     return tuple([t for t in schema_types(schema) if t in _CASTS])
 
 
+_UNREAD = object()
+
+
+def _casts(properties: dict) -> "dict | None":  # noqa: UP037
+    """Argument name -> the types to cast it to, for the properties that have some,
+    or None when a schema cannot be read ahead (a malformed one raises only if its
+    argument is passed: it is then read per argument, when met)."""
+    try:
+        found = {}
+        for key, schema in properties.items():
+            types = _cast_types(schema)
+            if types:
+                found[key] = types
+        return found
+    except Exception:
+        return None
+
+
 def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) -> object:  # noqa: UP037
     """Type the arguments of the tool call(s) in ``value``, in place; returns ``value``.
 
@@ -1334,8 +1352,9 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
     ``function`` is a dict with a string ``name`` and dict ``arguments``. Only
     arguments named in the tool's properties, with a schema that admits some type,
     are touched; an argument already typed by the content parser is left alone.
-    ``known``: the types of each (tool, argument) worked out so far, kept between
-    calls of one parser (the schemas are read once per argument name, not per call).
+    ``known``: per tool name, the types of its castable arguments (see ``_casts``),
+    kept between calls of one parser: the schemas are read once per tool, and a call
+    of a tool with nothing to cast (all strings) costs one lookup.
     """
     if isinstance(value, list):
         return [coerce_tool_calls(item, params, known) for item in value]
@@ -1348,13 +1367,23 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
     properties = params.get(name)
     if not properties:
         return value
+    casts = None
+    if known is not None:
+        casts = known.get(name, _UNREAD)
+        if casts is _UNREAD:
+            casts = known[name] = _casts(properties)
+        if casts is not None and not casts:
+            return value
     for key, argument in arguments.items():
-        types = None if known is None else known.get((name, key))
-        if types is None:
-            types = _cast_types(properties[key]) if key in properties else ()
-            if known is not None:
-                known[(name, key)] = types
-        if not types:
+        if casts is not None:
+            types = casts.get(key)
+            if types is None:
+                continue
+        elif key in properties:
+            types = _cast_types(properties[key])
+            if not types:
+                continue
+        else:
             continue
         if isinstance(argument, str):
             arguments[key] = coerce_argument(argument, types)
