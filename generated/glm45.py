@@ -930,6 +930,7 @@ class Prefilter:
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
         "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
+        "exact",
     )
 
     def __init__(self, data: dict) -> None:
@@ -958,6 +959,7 @@ class Prefilter:
         # With a plain-loop lead or none at all, what pends in text holding no
         # whole literal is known without the DFA (see :meth:`pending`).
         self.simple = self.lead_loop or bool(data.get("bare"))
+        self.exact = bool(data.get("exact"))  # the pattern matches its literals only
         heads_source = _beginnings(self.literals)
         self._heads = _re.compile(
             "(?:" + heads_source + ")\\Z", _re.DOTALL
@@ -1536,7 +1538,8 @@ class RegionTable:
 
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
-        "watches", "landmarks", "walks", "modes", "prompt_states", "context_free",
+        "anchor_literals", "watches", "landmarks", "walks", "modes", "prompt_states",
+        "context_free",
         "transitions", "states",
     )
 
@@ -1551,6 +1554,10 @@ class RegionTable:
             v is None or type(v) in (str, int, float, bool) for v in defaults.values()
         )
         self.start_anchor = start_anchor  # a CompiledRegex
+        # The anchor's literals, when it matches them only and they never overlap:
+        # its last match is then the last occurrence of one, found by rfind from the
+        # end of the prompt instead of a search through all of it.
+        self.anchor_literals = anchor_literals(start_anchor)
         # Outside explicit regions: every open, in field order, then the
         # implicit field's close. Inside region r: only r's close. An entry is
         # (kind, region, delimiter, key of the stream's per-watcher state).
@@ -1687,18 +1694,32 @@ def _landmarks(regions):
                 if pre is None:
                     return None
                 literals.update(pre.literals)
-    if not literals or len({s[0] for s in literals}) != 1:
+    if not literals or len({s[0] for s in literals}) != 1 or not _apart(literals):
         return None
+    ordered = sorted(literals, key=lambda s: (-len(s), s))
+    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
+
+
+def _apart(literals):
+    """Whether no two occurrences of ``literals`` in any text overlap: none begins
+    another, and none begins inside another or itself. Every occurrence is then a
+    match of their alternation, in a search from the start or by ``rfind``."""
     for a in literals:
         for b in literals:
             if a != b and a.startswith(b):
-                return None
+                return False
             for k in range(1, len(a)):
                 tail = a[k:]
                 if b.startswith(tail) or tail.startswith(b):
-                    return None
-    ordered = sorted(literals, key=lambda s: (-len(s), s))
-    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
+                    return False
+    return True
+
+
+def anchor_literals(anchor):
+    """The literals ``anchor`` (a CompiledRegex) matches, when it matches nothing
+    else and they never overlap; else None (see ``truncate_at_last_anchor``)."""
+    pre = anchor.prefilter
+    return pre.literals if pre is not None and pre.exact and _apart(pre.literals) else None
 
 
 def _walks(watches):
@@ -1761,8 +1782,19 @@ def _form_match(regex, found, base):
     return Match(found.start() + base, found.end() + base, False, groups)
 
 
-def truncate_at_last_anchor(anchor, prefix):
-    """The prefix after the last match of the start anchor (all of it if none)."""
+def truncate_at_last_anchor(anchor, prefix, literals=None):
+    """The prefix after the last match of the start anchor (all of it if none).
+
+    ``literals``: what the anchor matches, when they never overlap (see
+    ``RegionTable.anchor_literals``): the last match is the last occurrence.
+    """
+    if literals is not None:
+        last, last_end = -1, None
+        for literal in literals:
+            at = prefix.rfind(literal)
+            if at > last:
+                last, last_end = at, at + len(literal)
+        return prefix if last_end is None else prefix[last_end:]
     last_end = None
     form = anchor.captures
     if form is not None:
@@ -1843,7 +1875,7 @@ class ResponseStream:
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
-            truncated = truncate_at_last_anchor(table.start_anchor, prefix)
+            truncated = truncate_at_last_anchor(table.start_anchor, prefix, table.anchor_literals)
             if truncated:
                 saved = table.prompt_states.get(truncated)
                 if saved is not None:
@@ -3023,6 +3055,7 @@ _REGEX_DATA = [
             'lead_ranges': [],
             'lead_is_loop': False,
             'bare': True,
+            'exact': True,
         },
         'captures': {
             'source': '[\\U0000003c][\\U0000007c][\\U00000061][\\U00000073][\\U00000073][\\U00000069][\\U00000073][\\U00000074][\\U00000061][\\U0000006e][\\U00000074][\\U0000007c][\\U0000003e]',
@@ -3210,6 +3243,7 @@ _REGEX_DATA = [
             ],
             'lead_is_loop': True,
             'bare': False,
+            'exact': False,
         },
         'captures': {
             'source': '(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
@@ -3302,6 +3336,7 @@ _REGEX_DATA = [
             'lead_ranges': [],
             'lead_is_loop': False,
             'bare': True,
+            'exact': True,
         },
         'captures': {
             'source': '[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
@@ -3790,6 +3825,7 @@ _REGEX_DATA = [
             'lead_ranges': [],
             'lead_is_loop': False,
             'bare': True,
+            'exact': False,
         },
         'captures': {
             'source': '[\\U0000003c][\\U00000061][\\U00000072][\\U00000067][\\U0000005f][\\U0000006b][\\U00000065][\\U00000079][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?P<key>(?:(?=([\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]*))\\2(?:[\\U00000009-\\U0000000d\\U00000020\\U0000003c\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000](?=([\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]*))\\3)*?))(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U0000002f][\\U00000061][\\U00000072][\\U00000067][\\U0000005f][\\U0000006b][\\U00000065][\\U00000079][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U00000061][\\U00000072][\\U00000067][\\U0000005f][\\U00000076][\\U00000061][\\U0000006c][\\U00000075][\\U00000065][\\U0000003e](?P<value>(?:(?=([\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]*))\\5(?:[\\U0000003c](?=([\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]*))\\6)*?))[\\U0000003c][\\U0000002f][\\U00000061][\\U00000072][\\U00000067][\\U0000005f][\\U00000076][\\U00000061][\\U0000006c][\\U00000075][\\U00000065][\\U0000003e]',
@@ -4037,6 +4073,7 @@ _REGEX_DATA = [
             ],
             'lead_is_loop': True,
             'bare': False,
+            'exact': False,
         },
         'captures': {
             'source': '(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?P<name>(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}',
@@ -4146,6 +4183,7 @@ _REGEX_DATA = [
             'lead_ranges': [],
             'lead_is_loop': False,
             'bare': True,
+            'exact': True,
         },
         'captures': {
             'source': '[\\U0000003c][\\U0000002f][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e]',
@@ -4416,6 +4454,7 @@ _REGEX_DATA = [
             'lead_ranges': [],
             'lead_is_loop': False,
             'bare': True,
+            'exact': True,
         },
         'captures': {
             'source': '(?:[\\U0000003c][\\U0000007c][\\U0000006f][\\U00000062][\\U00000073][\\U00000065][\\U00000072][\\U00000076][\\U00000061][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U0000007c][\\U0000003e]|[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006e][\\U00000064][\\U0000006f][\\U00000066][\\U00000074][\\U00000065][\\U00000078][\\U00000074][\\U0000007c][\\U0000003e]|[\\U0000003c][\\U0000007c][\\U00000075][\\U00000073][\\U00000065][\\U00000072][\\U0000007c][\\U0000003e])',

@@ -12,7 +12,8 @@ The facts come from the syntax tree, so they hold for every text:
   plus the literal, contains one of them;
 - ``lead``: at most this many characters come before the literal in a match, or
 - ``lead_ranges``: the characters before the literal are all in these ranges
-  (the lead is ``\\s*``-like and unbounded).
+  (the lead is ``\\s*``-like and unbounded);
+- ``exact``: the pattern matches its literals and nothing else.
 
 Patterns this cannot describe (lookaheads before the literal, no mandatory
 literal, nested loops in front of it) get no prefilter and are stepped
@@ -46,7 +47,18 @@ def prefilter_data(root: ast.Node) -> dict | None:
         "lead_ranges": [list(r) for r in lead_set.ranges],
         "lead_is_loop": _lead_is_loop(root, lead_set),
         "bare": lead == 0 and not lead_set and _is_bare(root),
+        "exact": _is_exact(root, literals),
     }
+
+
+def _is_exact(root: ast.Node, literals: list[str]) -> bool:
+    """Whether the pattern matches its literals and nothing else (``a|bc``).
+
+    Then where its matches are can be told by ``str.find``/``rfind`` of the
+    literals, when they cannot overlap (see ``truncate_at_last_anchor``).
+    """
+    strings = _strings(root)
+    return strings is not None and "" not in strings and set(strings) == set(literals)
 
 
 def _is_bare(node: ast.Node) -> bool:

@@ -102,7 +102,8 @@ class RegionTable:
 
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
-        "watches", "landmarks", "walks", "modes", "prompt_states", "context_free",
+        "anchor_literals", "watches", "landmarks", "walks", "modes", "prompt_states",
+        "context_free",
         "transitions", "states",
     )
 
@@ -117,6 +118,10 @@ class RegionTable:
             v is None or type(v) in (str, int, float, bool) for v in defaults.values()
         )
         self.start_anchor = start_anchor  # a CompiledRegex
+        # The anchor's literals, when it matches them only and they never overlap:
+        # its last match is then the last occurrence of one, found by rfind from the
+        # end of the prompt instead of a search through all of it.
+        self.anchor_literals = anchor_literals(start_anchor)
         # Outside explicit regions: every open, in field order, then the
         # implicit field's close. Inside region r: only r's close. An entry is
         # (kind, region, delimiter, key of the stream's per-watcher state).
@@ -253,18 +258,32 @@ def _landmarks(regions):
                 if pre is None:
                     return None
                 literals.update(pre.literals)
-    if not literals or len({s[0] for s in literals}) != 1:
+    if not literals or len({s[0] for s in literals}) != 1 or not _apart(literals):
         return None
+    ordered = sorted(literals, key=lambda s: (-len(s), s))
+    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
+
+
+def _apart(literals):
+    """Whether no two occurrences of ``literals`` in any text overlap: none begins
+    another, and none begins inside another or itself. Every occurrence is then a
+    match of their alternation, in a search from the start or by ``rfind``."""
     for a in literals:
         for b in literals:
             if a != b and a.startswith(b):
-                return None
+                return False
             for k in range(1, len(a)):
                 tail = a[k:]
                 if b.startswith(tail) or tail.startswith(b):
-                    return None
-    ordered = sorted(literals, key=lambda s: (-len(s), s))
-    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
+                    return False
+    return True
+
+
+def anchor_literals(anchor):
+    """The literals ``anchor`` (a CompiledRegex) matches, when it matches nothing
+    else and they never overlap; else None (see ``truncate_at_last_anchor``)."""
+    pre = anchor.prefilter
+    return pre.literals if pre is not None and pre.exact and _apart(pre.literals) else None
 
 
 def _walks(watches):
@@ -327,8 +346,19 @@ def _form_match(regex, found, base):
     return Match(found.start() + base, found.end() + base, False, groups)
 
 
-def truncate_at_last_anchor(anchor, prefix):
-    """The prefix after the last match of the start anchor (all of it if none)."""
+def truncate_at_last_anchor(anchor, prefix, literals=None):
+    """The prefix after the last match of the start anchor (all of it if none).
+
+    ``literals``: what the anchor matches, when they never overlap (see
+    ``RegionTable.anchor_literals``): the last match is the last occurrence.
+    """
+    if literals is not None:
+        last, last_end = -1, None
+        for literal in literals:
+            at = prefix.rfind(literal)
+            if at > last:
+                last, last_end = at, at + len(literal)
+        return prefix if last_end is None else prefix[last_end:]
     last_end = None
     form = anchor.captures
     if form is not None:
@@ -409,7 +439,7 @@ class ResponseStream:
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
-            truncated = truncate_at_last_anchor(table.start_anchor, prefix)
+            truncated = truncate_at_last_anchor(table.start_anchor, prefix, table.anchor_literals)
             if truncated:
                 saved = table.prompt_states.get(truncated)
                 if saved is not None:
