@@ -1772,7 +1772,7 @@ class RegionTable:
 
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
-        "anchor_literals", "watches", "landmarks", "walks", "modes", "prompt_states",
+        "anchor_literals", "required", "watches", "landmarks", "walks", "modes", "prompt_states",
         "context_free",
         "transitions", "states",
     )
@@ -1780,6 +1780,7 @@ class RegionTable:
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
         self.regions = regions
         self.by_name = {r.name: r for r in regions}
+        self.required = tuple(r.name for r in regions if not r.optional)
         self.implicit = implicit
         self.defaults = defaults
         # Defaults holding no container (the usual {"role": "assistant"}) are copied
@@ -1960,7 +1961,8 @@ def _walks(watches):
     """Per mode whose every watcher's matches begin where one of its literals does,
     or at the run of its lead characters before it (literals none of which begins
     another, or a stdlib form with no bounded lead): each literal -> the watch
-    entries it can begin a match of.
+    entries it can begin a match of, and ``(kind, region)`` when that is one
+    literal delimiter (then the landmark is its match: nothing to compare), else None.
 
     A lead is allowed when no literal holds a lead character: a run of them then
     holds no landmark, so matches begin in the order of their landmarks.
@@ -1985,7 +1987,11 @@ def _walks(watches):
             for literal in pre.literals:
                 by_literal.setdefault(literal, []).append(entry)
         else:
-            walks[mode] = by_literal
+            walks[mode] = {
+                literal: (entries, (entries[0][0], entries[0][1])
+                          if len(entries) == 1 and entries[0][2].fixed is not None else None)
+                for literal, entries in by_literal.items()
+            }
     return walks
 
 
@@ -2040,10 +2046,6 @@ def truncate_at_last_anchor(anchor, prefix, literals=None):
         for m in anchor.finditer(prefix):
             last_end = m.end
     return prefix if last_end is None else prefix[last_end:]
-
-
-def _is_empty(value):
-    return value is None or (isinstance(value, (list, dict, str)) and not value)
 
 
 class ResponseStream:
@@ -2439,13 +2441,21 @@ class ResponseStream:
 
     def finish(self):
         """The message, once the final pass has run."""
-        missing = [
-            r.name for r in self.table.regions if not r.optional and r.name not in self.output
-        ]
-        if missing:
-            raise ValueError(f"required fields missing from the parsed output: {missing}")
-        defaults = self.table.defaults
-        self.output = {k: v for k, v in self.output.items() if k in defaults or not _is_empty(v)}
+        table = self.table
+        output = self.output
+        if table.required:
+            missing = [name for name in table.required if name not in output]
+            if missing:
+                raise ValueError(f"required fields missing from the parsed output: {missing}")
+        # Empty values (None, "", [], {}) are dropped in place, keeping the order of
+        # the rest, unless the template gives them as defaults.
+        defaults = table.defaults
+        for key in [
+            k for k, v in output.items() if k not in defaults and (
+                v is None or isinstance(v, (list, dict, str)) and not v
+            )
+        ]:
+            del output[key]
         self.finalized = True
         self.danger = None
         return self.output
@@ -2669,26 +2679,29 @@ class ResponseStream:
                     best, best_kind, best_region = m, kind, region
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
-            if not self.commit_whole(held, base, best, best_kind, best_region):
+            if not self.commit_whole(
+                held, base, best.start, best.end, best_kind, best_region, best
+            ):
                 return
         self.end_whole(held, base)
 
-    def commit_whole(self, held, base, m, kind, region):
-        """One commit of a whole-text pass: the text before ``m`` goes to the open
-        region, then ``m`` closes it or opens ``region``. False for a zero-width close
-        of an empty region, which would fire forever: the pass ends there."""
+    def commit_whole(self, held, base, start, end, kind, region, m):
+        """One commit of a whole-text pass: the text before ``start`` goes to the open
+        region, then the match from ``start`` to ``end`` (``m``, or None for a
+        literal's) closes it or opens ``region``. False for a zero-width close of an
+        empty region, which would fire forever: the pass ends there."""
         pos = self.pos
-        if m.start > pos and self.current is not None:
+        if start > pos and self.current is not None:
             self.opened = True
-            self.tail.append(held[pos - base : m.start - base])
-        self.pos = m.end
+            self.tail.append(held[pos - base : start - base])
+        self.pos = end
         if kind == "open":
             self.close_current(None)
-            self.open_region(None, region, m.captured())
+            self.open_region(None, region, {} if m is None else m.captured())
             return True
         had_content = self.opened
         self.close_current(None)
-        return had_content or m.start != m.end
+        return had_content or start != end
 
     def end_whole(self, held, base):
         """The end of a whole-text pass: the rest goes to the open region, which closes."""
@@ -2713,9 +2726,21 @@ class ResponseStream:
         self.examined += len(held) - lo
         by_literal = walks[self.current]
         for found in self.table.landmarks.finditer(held, lo):
+            spot = by_literal.get(found.group())
+            if spot is None:
+                continue
             at = found.start()
-            entries = by_literal.get(found.group())
-            if entries is None or at + base < self.pos:
+            if at + base < self.pos:
+                continue
+            entries, single = spot
+            if single is not None:
+                if not self.commit_whole(
+                    held, base, at + base, found.end() + base, single[0], single[1], None
+                ):
+                    return True
+                by_literal = walks.get(self.current)
+                if by_literal is None:
+                    return False
                 continue
             best = best_kind = best_region = None
             for kind, region, delimiter, _ in entries:
@@ -2745,7 +2770,9 @@ class ResponseStream:
                     best, best_kind, best_region = m, kind, region
             if best is None:
                 continue
-            if not self.commit_whole(held, base, best, best_kind, best_region):
+            if not self.commit_whole(
+                held, base, best.start, best.end, best_kind, best_region, best
+            ):
                 return True
             by_literal = walks.get(self.current)
             if by_literal is None:

@@ -134,7 +134,7 @@ def test_which_modes_are_walked():
     assert set(WITH.TABLE.walks) == {"reasoning_content", "tool_calls"}
     assert set(LEADING.TABLE.walks) == {None, "content", "reasoning_content", "tool_calls"}
     assert set(WALKS.TABLE.walks) == {None, "content", "reasoning_content", "tool_calls"}
-    assert [e[1].name for e in WALKS.TABLE.walks["content"]["<call "]] == ["tool_calls"]
+    assert [e[1].name for e in WALKS.TABLE.walks["content"]["<call "][0]] == ["tool_calls"]
 
 
 # A lead, and no literal holding a lead character: walked, from the run before the literal.
@@ -224,7 +224,7 @@ def test_a_landmark_two_regions_open_with_goes_to_the_longer_match():
     # "<a>" opens reasoning and begins a tool call: both match at one start.
     spec = _spec("<a>", "</a>", r"<a>(?P<name>\w*)>", "</call>", ["<end>", "<eos>"])
     walks, loop = _walking(spec, True), _walking(spec, False)
-    opened = [entry[1].name for entry in walks.TABLE.walks[None]["<a>"]]
+    opened = [entry[1].name for entry in walks.TABLE.walks[None]["<a>"][0]]
     assert opened == ["reasoning_content", "tool_calls"]
     reference = load_response_template(spec)
     for text in ("<a>f>x</call>y", "<a>x</a>z", "<a>>q</call>", "<a>x</a><a>g>{}</call><eos>"):
