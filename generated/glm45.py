@@ -4521,13 +4521,13 @@ def _content_0(body):
     return parse_text(body, _ARGS_content_0)
 
 def _process_0(body, captures):
-    return _content_0(body)
+    return parse_text(body, _ARGS_content_0)
 
 def _content_1(body):
     return parse_xml_inline(body, _ARGS_content_1, _REGEXES[3].group_finditer, None)
 
 def _process_1(body, captures):
-    content = _content_1(body)
+    content = parse_xml_inline(body, _ARGS_content_1, _REGEXES[3].group_finditer, None)
     try:
         return {'type': 'function', 'function': {'name': captures['name'], 'arguments': content}}
     except (KeyError, TypeError):
@@ -4537,7 +4537,7 @@ def _content_2(body):
     return parse_text(body, _ARGS_content_2)
 
 def _process_2(body, captures):
-    return _content_2(body)
+    return parse_text(body, _ARGS_content_2)
 
 TABLE = RegionTable(
     [

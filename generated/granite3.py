@@ -4526,19 +4526,19 @@ def _content_0(body):
     return parse_text(body, _ARGS_content_0)
 
 def _process_0(body, captures):
-    return _content_0(body)
+    return parse_text(body, _ARGS_content_0)
 
 def _content_1(body):
     return parse_json(body, _ARGS_content_1)
 
 def _process_1(body, captures):
-    return transform_each(_content_1(body), captures, _TRANSFORM_1, 'tool_calls')
+    return transform_each(parse_json(body, _ARGS_content_1), captures, _TRANSFORM_1, 'tool_calls')
 
 def _content_2(body):
     return parse_text(body, _ARGS_content_2)
 
 def _process_2(body, captures):
-    return _content_2(body)
+    return parse_text(body, _ARGS_content_2)
 
 TABLE = RegionTable(
     [

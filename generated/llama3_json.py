@@ -4884,7 +4884,7 @@ def _content_0(body):
     return parse_json(body, _ARGS_content_0)
 
 def _process_0(body, captures):
-    content = _content_0(body)
+    content = parse_json(body, _ARGS_content_0)
     try:
         return {'type': 'function', 'function': {'name': content['name'], 'arguments': content['parameters']}}
     except (KeyError, TypeError):
@@ -4894,7 +4894,7 @@ def _content_1(body):
     return parse_text(body, _ARGS_content_1)
 
 def _process_1(body, captures):
-    return _content_1(body)
+    return parse_text(body, _ARGS_content_1)
 
 TABLE = RegionTable(
     [

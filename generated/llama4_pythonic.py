@@ -7873,13 +7873,13 @@ def _content_0(body):
     return parse_pythonic(body, _ARGS_content_0)
 
 def _process_0(body, captures):
-    return transform_each(_content_0(body), captures, _TRANSFORM_0, 'tool_calls')
+    return transform_each(parse_pythonic(body, _ARGS_content_0), captures, _TRANSFORM_0, 'tool_calls')
 
 def _content_1(body):
     return parse_text(body, _ARGS_content_1)
 
 def _process_1(body, captures):
-    return _content_1(body)
+    return parse_text(body, _ARGS_content_1)
 
 TABLE = RegionTable(
     [

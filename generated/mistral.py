@@ -3854,7 +3854,7 @@ def _content_0(body):
     return parse_json(body, _ARGS_content_0)
 
 def _process_0(body, captures):
-    content = _content_0(body)
+    content = parse_json(body, _ARGS_content_0)
     try:
         return {'type': 'function', 'function': {'name': captures['name'], 'arguments': content}}
     except (KeyError, TypeError):
@@ -3864,7 +3864,7 @@ def _content_1(body):
     return parse_text(body, _ARGS_content_1)
 
 def _process_1(body, captures):
-    return _content_1(body)
+    return parse_text(body, _ARGS_content_1)
 
 TABLE = RegionTable(
     [

@@ -4110,13 +4110,13 @@ def _content_0(body):
     return parse_text(body, _ARGS_content_0)
 
 def _process_0(body, captures):
-    return _content_0(body)
+    return parse_text(body, _ARGS_content_0)
 
 def _content_1(body):
     return parse_json(body, _ARGS_content_1)
 
 def _process_1(body, captures):
-    content = _content_1(body)
+    content = parse_json(body, _ARGS_content_1)
     try:
         return {'type': 'function', 'function': {'name': content['name'], 'arguments': content['arguments']}}
     except (KeyError, TypeError):
@@ -4126,7 +4126,7 @@ def _content_2(body):
     return parse_text(body, _ARGS_content_2)
 
 def _process_2(body, captures):
-    return _content_2(body)
+    return parse_text(body, _ARGS_content_2)
 
 TABLE = RegionTable(
     [
