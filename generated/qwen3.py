@@ -2005,23 +2005,35 @@ def _literal_at(delimiter, held, j, base):
     raise AssertionError("no literal at the position its prefilter found")
 
 
+def _form_groups(regex, found):
+    """The groups of ``found``, a match of the stdlib form of ``regex``, by name (None
+    for one that took no part), or None when the pattern names none: each name takes
+    the value of the one alias that took part (see automata/capture.py)."""
+    names = regex.nfa.group_names
+    if not names:
+        return None
+    values = found.groupdict()
+    aliases = regex.capture_names
+    groups = {}
+    for name in names:
+        value = None
+        for alias in aliases.get(name, ()):
+            if values[alias] is not None:
+                value = values[alias]
+        groups[name] = value
+    return groups
+
+
 def _form_match(regex, found, base):
     """The Match for ``found``, a match of the stdlib form of ``regex`` in text that
-    begins at absolute position ``base``: each group name takes the value of the one
-    alias that took part (see automata/capture.py)."""
-    groups = None
-    names = regex.nfa.group_names
-    if names:
-        values = found.groupdict()
-        aliases = regex.capture_names
-        groups = {}
-        for name in names:
-            value = None
-            for alias in aliases.get(name, ()):
-                if values[alias] is not None:
-                    value = values[alias]
-            groups[name] = value
-    return Match(found.start() + base, found.end() + base, False, groups)
+    begins at absolute position ``base``."""
+    return Match(found.start() + base, found.end() + base, False, _form_groups(regex, found))
+
+
+def _form_captures(regex, found):
+    """What a region opened by ``found`` captures: ``Match.captured`` of its Match."""
+    groups = _form_groups(regex, found)
+    return {} if groups is None else {k: v for k, v in groups.items() if v is not None}
 
 
 def truncate_at_last_anchor(anchor, prefix, literals=None):
@@ -2682,15 +2694,16 @@ class ResponseStream:
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
             if not self.commit_whole(
-                held, base, best.start, best.end, best_kind, best_region, best
+                held, base, best.start, best.end, best_kind, best_region,
+                best.captured() if best_kind == "open" else None,
             ):
                 return
         self.end_whole(held, base)
 
-    def commit_whole(self, held, base, start, end, kind, region, m):
+    def commit_whole(self, held, base, start, end, kind, region, captures):
         """One commit of a whole-text pass: the text before ``start`` goes to the open
-        region, then the match from ``start`` to ``end`` (``m``, or None for a
-        literal's) closes it or opens ``region``. False for a zero-width close of an
+        region, then the match from ``start`` to ``end`` closes it or opens ``region``
+        with ``captures`` (None: nothing captured). False for a zero-width close of an
         empty region, which would fire forever: the pass ends there."""
         pos = self.pos
         if start > pos and self.current is not None:
@@ -2699,7 +2712,7 @@ class ResponseStream:
         self.pos = end
         if kind == "open":
             self.close_current(None)
-            self.open_region(None, region, {} if m is None else m.captured())
+            self.open_region(None, region, {} if captures is None else captures)
             return True
         had_content = self.opened
         self.close_current(None)
@@ -2744,10 +2757,11 @@ class ResponseStream:
                 if by_literal is None:
                     return False
                 continue
-            best = best_kind = best_region = None
+            # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
+            best = None
             for kind, region, delimiter, _ in entries:
                 if delimiter.fixed is not None:
-                    m = Match(at + base, found.end() + base, False)
+                    start, end, regex, matched = at + base, found.end() + base, None, None
                 else:
                     regex = delimiter.regex
                     # (complete's attempt: from the run of lead characters before.)
@@ -2761,19 +2775,21 @@ class ResponseStream:
                             return False
                         continue
                     self.examined += matched.end() - t
-                    m = _form_match(regex, matched, base)
+                    start, end = matched.start() + base, matched.end() + base
                 # The earliest start wins; ties (one literal opening two regions) go
                 # as in whole_pass.
-                if best is None or m.start < best.start or m.start == best.start and (
-                    (m.start - m.end, 0 if kind == "open" else 1, region.name)
-                    < (best.start - best.end, 0 if best_kind == "open" else 1,
-                       best_region.name)
+                if best is None or start < best[0] or start == best[0] and (
+                    (start - end, 0 if kind == "open" else 1, region.name)
+                    < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].name)
                 ):
-                    best, best_kind, best_region = m, kind, region
+                    best = (start, end, kind, region, regex, matched)
             if best is None:
                 continue
+            start, end, kind, region, regex, matched = best
             if not self.commit_whole(
-                held, base, best.start, best.end, best_kind, best_region, best
+                held, base, start, end, kind, region,
+                _form_captures(regex, matched) if kind == "open" and matched is not None
+                else None,
             ):
                 return True
             by_literal = walks.get(self.current)
