@@ -454,9 +454,11 @@ class CompiledRegex:
         # and Pike's VM. An xml-inline tag pattern runs over a whole tool-call
         # body, where stepping the DFA in Python costs microseconds a character.
         self.group_finditer = self.finditer
-        if self.captures is not None and all(
+        # Whether the stdlib form's groups are the pattern's names, one each.
+        self.plain_groups = self.captures is not None and all(
             aliases == [name] for name, aliases in self.capture_names.items()
-        ) and set(self.capture_names) == set(program.group_names):
+        ) and set(self.capture_names) == set(program.group_names)
+        if self.plain_groups:
             self.group_finditer = self._short_text_finditer
         self.dfa = dfa
         self.alphabet = classes
@@ -1952,6 +1954,18 @@ def _apart(literals):
     return True
 
 
+def _single(entries):
+    if len(entries) != 1:
+        return None
+    kind, region, delimiter, _ = entries[0]
+    if delimiter.fixed is not None:
+        return kind, region, None
+    pre = delimiter.regex.prefilter
+    if pre.lead or pre.lead_class is not None:
+        return None
+    return kind, region, delimiter.regex
+
+
 def anchor_literals(anchor):
     """The literals ``anchor`` (a CompiledRegex) matches, when it matches nothing
     else and they never overlap; else None (see ``truncate_at_last_anchor``)."""
@@ -1963,8 +1977,10 @@ def _walks(watches):
     """Per mode whose every watcher's matches begin where one of its literals does,
     or at the run of its lead characters before it (literals none of which begins
     another, or a stdlib form with no bounded lead): each literal -> the watch
-    entries it can begin a match of, and ``(kind, region)`` when that is one
-    literal delimiter (then the landmark is its match: nothing to compare), else None.
+    entries it can begin a match of, and ``(kind, region, form)`` when that is one
+    delimiter (nothing to compare), else None. ``form``: None for a literal
+    delimiter (the landmark is its match), else its regex, which has no lead (a
+    match begins at the landmark).
 
     A lead is allowed when no literal holds a lead character: a run of them then
     holds no landmark, so matches begin in the order of their landmarks.
@@ -1990,9 +2006,7 @@ def _walks(watches):
                 by_literal.setdefault(literal, []).append(entry)
         else:
             walks[mode] = {
-                literal: (entries, (entries[0][0], entries[0][1])
-                          if len(entries) == 1 and entries[0][2].fixed is not None else None)
-                for literal, entries in by_literal.items()
+                literal: (entries, _single(entries)) for literal, entries in by_literal.items()
             }
     return walks
 
@@ -2032,6 +2046,8 @@ def _form_match(regex, found, base):
 
 def _form_captures(regex, found):
     """What a region opened by ``found`` captures: ``Match.captured`` of its Match."""
+    if regex.plain_groups:
+        return {k: v for k, v in found.groupdict().items() if v is not None}
     groups = _form_groups(regex, found)
     return {} if groups is None else {k: v for k, v in groups.items() if v is not None}
 
@@ -2739,64 +2755,118 @@ class ResponseStream:
         """
         lo = self.pos - base
         self.examined += len(held) - lo
-        by_literal = walks[self.current]
-        for found in self.table.landmarks.finditer(held, lo):
+        table = self.table
+        implicit = table.implicit
+        close_with = self.close_with
+        # The stream's state, kept in locals while walking (written back before
+        # close_with, which reads it, and before returning).
+        pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
+        by_literal = walks[current]
+        before = bool(self.body or self.tail)  # text the prompt's tail left in the region
+        done = True  # False: the loop goes on from here
+        cut = False
+        for found in table.landmarks.finditer(held, lo):
             spot = by_literal.get(found.group())
             if spot is None:
                 continue
             at = found.start()
-            if at + base < self.pos:
+            if at + base < pos:
                 continue
             entries, single = spot
             if single is not None:
-                if not self.commit_whole(
-                    held, base, at + base, found.end() + base, single[0], single[1], None
-                ):
-                    return True
-                by_literal = walks.get(self.current)
-                if by_literal is None:
-                    return False
-                continue
-            # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
-            best = None
-            for kind, region, delimiter, _ in entries:
-                if delimiter.fixed is not None:
-                    start, end, regex, matched = at + base, found.end() + base, None, None
+                kind, region, form = single
+                if form is None:
+                    start, end, caught = at + base, found.end() + base, None
                 else:
-                    regex = delimiter.regex
-                    # (complete's attempt: from the run of lead characters before.)
-                    t = regex.prefilter.lead_start(held, self.pos - base, at)
-                    matched = regex.captures.match(held, t)
+                    # (best_at for one delimiter: its match begins at the landmark.)
+                    matched = form.captures.match(held, at)
                     if matched is None:
-                        if t != at:
-                            return False  # a later start may match: its scanner decides
                         self.failures += 1
                         if self.failures > _WHOLE_FAILURES:
-                            return False
+                            done = False
+                            break
                         continue
-                    self.examined += matched.end() - t
-                    start, end = matched.start() + base, matched.end() + base
-                # The earliest start wins; ties (one literal opening two regions) go
-                # as in whole_pass.
-                if best is None or start < best[0] or start == best[0] and (
-                    (start - end, 0 if kind == "open" else 1, region.name)
-                    < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].name)
-                ):
-                    best = (start, end, kind, region, regex, matched)
-            if best is None:
-                continue
-            start, end, kind, region, regex, matched = best
-            if not self.commit_whole(
-                held, base, start, end, kind, region,
-                _form_captures(regex, matched) if kind == "open" and matched is not None
-                else None,
-            ):
-                return True
-            by_literal = walks.get(self.current)
+                    self.examined += matched.end() - at
+                    start, end = at + base, matched.end() + base
+                    caught = _form_captures(form, matched) if kind == "open" else None
+            else:
+                self.pos = pos
+                best = self.best_at(held, base, found, at, entries)
+                if best is None:
+                    continue
+                if best is False:
+                    done = False
+                    break
+                start, end, kind, region, regex, matched = best
+                caught = (
+                    _form_captures(regex, matched) if kind == "open" and matched is not None
+                    else None
+                )
+            # The commit: commit_whole, written out (a few calls less a landmark).
+            had_content = opened
+            if current is not None and (opened or start > pos):
+                had_content = True
+                text = held[pos - base : start - base]
+                if before:
+                    text = "".join(self.body) + "".join(self.tail) + text
+                    self.body, self.tail = [], []
+                    before = False
+                self.current, self.captures = current, captures
+                close_with(text, None)
+            elif before:
+                self.body, self.tail = [], []
+                before = False
+            pos = end
+            if kind == "open":
+                current, captures, opened = region.name, ({} if caught is None else caught), True
+            else:
+                current, captures, opened = implicit, {}, False
+                if not (had_content or start != end):
+                    # A zero-width close of an empty region would fire forever: the
+                    # pass ends here, the rest unread.
+                    cut = True
+                    break
+            by_literal = walks.get(current)
             if by_literal is None:
-                return False
-        self.end_whole(held, base)
-        return True
+                done = False
+                break
+        self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.danger, self.dirty = table.modes[current]
+        if done and not cut:
+            self.end_whole(held, base)
+        return done
+
+    def best_at(self, held, base, found, at, entries):
+        """The walk's choice among the watch ``entries`` whose literal is ``found``
+        (at ``at`` in ``held``): ``(start, end, kind, region, regex, stdlib match)``,
+        None when none matches there, False when the rest is left to the loop."""
+        # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
+        best = None
+        for kind, region, delimiter, _ in entries:
+            if delimiter.fixed is not None:
+                start, end, regex, matched = at + base, found.end() + base, None, None
+            else:
+                regex = delimiter.regex
+                # (complete's attempt: from the run of lead characters before.)
+                t = regex.prefilter.lead_start(held, self.pos - base, at)
+                matched = regex.captures.match(held, t)
+                if matched is None:
+                    if t != at:
+                        return False  # a later start may match: its scanner decides
+                    self.failures += 1
+                    if self.failures > _WHOLE_FAILURES:
+                        return False
+                    continue
+                self.examined += matched.end() - t
+                start, end = matched.start() + base, matched.end() + base
+            # The earliest start wins; ties (one literal opening two regions) go
+            # as in whole_pass.
+            if best is None or start < best[0] or start == best[0] and (
+                (start - end, 0 if kind == "open" else 1, region.name)
+                < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].name)
+            ):
+                best = (start, end, kind, region, regex, matched)
+        return best
 
     def scanner(self, key, delimiter):
         """The watcher's scanner, searching from ``pos`` and caught up with the buffer.
@@ -3187,10 +3257,16 @@ class ResponseStream:
         if self.current is None or not self.opened:
             self.reset()
             return
-        region = self.table.by_name[self.current]
         body = self.body
         body.append("".join(self.tail))
-        value = region.process("".join(body), self.captures)
+        self.close_with("".join(body), events)
+        self.reset()
+
+    def close_with(self, text, events):
+        """Give the open region's value (its whole text is ``text``) to the message;
+        the caller then leaves the region."""
+        region = self.table.by_name[self.current]
+        value = region.process(text, self.captures)
         if self.coerce is not None and type(value) is not str:  # a string holds no tool call
             value = self.coerce(value)
         name = self.current
@@ -3215,7 +3291,6 @@ class ResponseStream:
             self.output[name] = value
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": value})
-        self.reset()
 
     def reset(self):
         table = self.table

@@ -455,9 +455,11 @@ class CompiledRegex:
         # and Pike's VM. An xml-inline tag pattern runs over a whole tool-call
         # body, where stepping the DFA in Python costs microseconds a character.
         self.group_finditer = self.finditer
-        if self.captures is not None and all(
+        # Whether the stdlib form's groups are the pattern's names, one each.
+        self.plain_groups = self.captures is not None and all(
             aliases == [name] for name, aliases in self.capture_names.items()
-        ) and set(self.capture_names) == set(program.group_names):
+        ) and set(self.capture_names) == set(program.group_names)
+        if self.plain_groups:
             self.group_finditer = self._short_text_finditer
         self.dfa = dfa
         self.alphabet = classes
