@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,24 @@ def test_a_short_run_is_timed_as_a_loop_with_its_tenths_summed():
     assert len(calls) == 4 and status == "ok" and message == {"content": "x"}
     assert timing == StreamTiming(4.0, 1.0, 2.0, 4, 8, 40)  # per-feed means unchanged
     assert 0 <= seconds < 1.0
+
+
+def test_a_loop_drops_each_result_before_the_next_run():
+    # Kept, the messages of a loop of long parses made every parse pay for fresh memory.
+    from bench.run import _repeated
+
+    class Message:
+        pass
+
+    alive: weakref.WeakSet = weakref.WeakSet()
+    seen = []
+
+    def run():
+        seen.append(len(alive))
+        message = Message()
+        alive.add(message)
+        return message
+
+    (status, last), _ = _repeated(run, 5)
+    assert status == "ok" and last in alive
+    assert seen == [0, 0, 0, 0, 0]
