@@ -1,7 +1,7 @@
 """Our generated parsers against transformers' reference, side by side in one process.
 
     python -m bench [--quick] [--sizes 1K,8K] [--modes parse,feed4] [--styles qwen3]
-                    [--sections realistic,adversarial,memory] [--json out.json]
+                    [--sections realistic,adversarial,memory,by_hand] [--json out.json]
 
 See bench/README.md for what each column means and issue 6's targets.
 """
@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass, field
+from functools import partial
 from typing import Any
 
 if __package__ in (None, ""):  # `python bench/run.py`: make the checkout importable
@@ -26,6 +27,7 @@ if __package__ in (None, ""):  # `python bench/run.py`: make the checkout import
     __package__ = "bench"
 
 from . import outputs
+from .by_hand import call_bodies, conversion_run, parse_by_hand
 from .engines import (
     Engine,
     Ours,
@@ -53,7 +55,7 @@ WARM_RUN = 0.05
 # ratio across a target line in a median of three.
 SAMPLE_TIME = 0.02
 MAX_REPEAT = 200
-SECTIONS = ("realistic", "adversarial", "memory")
+SECTIONS = ("realistic", "adversarial", "memory", "by_hand")
 
 
 def feed_size(mode: str) -> int | None:
@@ -310,6 +312,43 @@ class Bench:
                           f"reference {_kib(row.get('reference_peak'))}")
         return rows
 
+    def by_hand(self) -> list[dict]:
+        """Gemma 4's mixed outputs parsed by ours, by a parser written by hand for its one
+        template (by_hand.py), and by the floor, and their tool calls converted alone: how
+        far above the floor the format keeps a parser."""
+        c = self.config
+        rows = []
+        template = outputs.response_template("gemma4")
+        ours, ref = self.engines("gemma4", template)
+        module = ours.module  # type: ignore[attr-defined]
+        for size in sorted(c.sizes):
+            out = outputs.realistic("gemma4", "mixed", size, c.seed)
+            settle_heap()
+            runs: dict[str, Callable[[], Any]] = {
+                "ours": partial(ours.parse, out.text, out.prefix, out.tools),
+                "by_hand": partial(parse_by_hand, module, out.text, out.tools),
+                "floor": floor_run(template, out.text, out.message),
+                "conversion": conversion_run(module, call_bodies(out.text)),
+            }
+            expected = outcome(partial(ref.parse, out.text, out.prefix, out.tools))
+            for name in ("ours", "by_hand"):
+                check_parity(f"by hand: gemma4 mixed {out.size} chars, {name}",
+                             outcome(runs[name]), expected)
+            # (untimed: a warm-up, and how long a run takes)
+            repeats = {k: _repeats(timed(run, None)[1]) for k, run in runs.items()}
+            samples: dict[str, list[float]] = {k: [] for k in runs}
+            for rep in range(max(3, c.reps)):
+                for name in (list(runs) if rep % 2 == 0 else list(runs)[::-1]):
+                    samples[name].append(_repeated(runs[name], repeats[name])[1])
+            row: dict[str, Any] = {"section": "by_hand", "style": "gemma4", "kind": "mixed",
+                                   "size": size, "chars": out.size,
+                                   "calls": len(out.message.get("tool_calls") or [])}
+            row.update({f"{k}_s": median(v) for k, v in samples.items()})
+            rows.append(row)
+            self.progress(f"by hand: gemma4 mixed {size_label(size)}: " + ", ".join(
+                f"{k} {row[k + '_s'] * 1e6:.1f} us" for k in runs))
+        return rows
+
     def run(self) -> dict:
         c = self.config
         started = time.perf_counter()
@@ -325,6 +364,8 @@ class Bench:
                 report["adversarial"], report["growth"] = self.adversarial()
             if "memory" in c.sections:
                 report["memory"] = self.memory()
+            if "by_hand" in c.sections and "gemma4" in c.styles:
+                report["by_hand"] = self.by_hand()
         finally:
             gc.unfreeze()  # hand the heap back to the collector (the bench may run in-process)
         report["targets"] = targets(report)
@@ -481,6 +522,17 @@ def table(report: dict) -> str:
                  _ratio(r.get("ours_peak"), r.get("reference_peak"))] for r in report["memory"]]
         out.append("Peak memory while streaming (tracemalloc, above what was live before)\n"
                    + _format(headers, rows))
+    if report.get("by_hand"):
+        headers = ["case", "size", "chars", "calls", "unit", "ours", "by hand", "floor",
+                   "conversion", "ours/floor", "by hand/floor", "conversion/floor"]
+        rows = [[f"{r['style']} {r['kind']}", size_label(r["size"]), str(r["chars"]),
+                 str(r["calls"]), "us", *(f"{r[k + '_s'] * 1e6:.1f}" for k in
+                                          ("ours", "by_hand", "floor", "conversion")),
+                 _ratio(r["ours_s"], r["floor_s"]), _ratio(r["by_hand_s"], r["floor_s"]),
+                 _ratio(r["conversion_s"], r["floor_s"])] for r in report["by_hand"]]
+        out.append("Gemma 4 by hand (bench/by_hand.py: the template's one parser written out, "
+                   "with our JSON conversion; conversion = the tool calls' arguments alone)\n"
+                   + _format(headers, rows, left=(0,)))
     if report.get("targets"):
         headers = ["issue 6 target", "worst", "met", "where"]
         rows = [[t["target"], _num(t["worst"]),

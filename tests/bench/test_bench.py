@@ -37,6 +37,9 @@ def test_tiny_run_measures_and_checks_every_case():
     assert all(r["ours_feed_us"] and r["ours_head_us"] and r["reference_tail_us"]
                for r in streamed)
 
+    assert [(r["style"], r["size"]) for r in report["by_hand"]] == [("gemma4", 1024)]
+    assert all(report["by_hand"][0][f"{k}_s"] for k in ("ours", "by_hand", "floor", "conversion"))
+
     adversarial = {(r["case"], r["size"]) for r in report["adversarial"]}
     assert adversarial == {(a.name, n) for a in outputs.ADVERSARIAL for n in (48, 96)}
     assert {f["case"] for f in report["growth"]} == set(outputs.ADVERSARIAL_BY_NAME)
@@ -56,7 +59,7 @@ def test_tiny_run_measures_and_checks_every_case():
     text = table(report)
     assert "over budget" in text
     for heading in ("Realistic outputs", "Adversarial inputs", "Growth exponent",
-                    "Peak memory", "Targets"):
+                    "Peak memory", "Gemma 4 by hand", "Targets"):
         assert heading in text
     for style in outputs.STYLES:
         assert f"{style} mixed" in text and f"{style} plain" in text
@@ -179,3 +182,17 @@ def test_a_loop_drops_each_result_before_the_next_run():
     (status, last), _ = _repeated(run, 5)
     assert status == "ok" and last in alive
     assert seen == [0, 0, 0, 0, 0]
+
+
+def test_gemma4_by_hand_gives_our_message():
+    # bench/by_hand.py is only a measure if it parses the bench's outputs as ours does.
+    from bench import outputs
+    from bench.by_hand import call_bodies, conversion_run, parse_by_hand
+    from rtcompiler import compile_template
+
+    module = compile_template(outputs.response_template("gemma4")).module
+    out = outputs.realistic("gemma4", "mixed", 8 * 1024)
+    assert parse_by_hand(module, out.text, out.tools) == module.parse_response(
+        out.text, prefix=out.prefix, tools=out.tools
+    ) == out.message
+    assert conversion_run(module, call_bodies(out.text))() == len(out.message["tool_calls"])
