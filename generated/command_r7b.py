@@ -4562,10 +4562,10 @@ _TRANSFORM_1 = [
 _ARGS_content_2 = {'strip': True}
 
 def _content_0(body):
-    return parse_text(body, _ARGS_content_0)
+    return body.strip()
 
 def _process_0(body, captures):
-    return parse_text(body, _ARGS_content_0)
+    return body.strip()
 
 def _content_1(body):
     return parse_json(body, _ARGS_content_1)
@@ -4574,10 +4574,10 @@ def _process_1(body, captures):
     return transform_each(parse_json(body, _ARGS_content_1), captures, _TRANSFORM_1, 'tool_calls')
 
 def _content_2(body):
-    return parse_text(body, _ARGS_content_2)
+    return body.strip()
 
 def _process_2(body, captures):
-    return parse_text(body, _ARGS_content_2)
+    return body.strip()
 
 TABLE = RegionTable(
     [

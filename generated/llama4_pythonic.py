@@ -7967,10 +7967,10 @@ def _process_0(body, captures):
     return transform_each(parse_pythonic(body, _ARGS_content_0), captures, _TRANSFORM_0, 'tool_calls')
 
 def _content_1(body):
-    return parse_text(body, _ARGS_content_1)
+    return body.strip()
 
 def _process_1(body, captures):
-    return parse_text(body, _ARGS_content_1)
+    return body.strip()
 
 TABLE = RegionTable(
     [

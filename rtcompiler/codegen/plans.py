@@ -103,6 +103,14 @@ def _content_function(
     ``name`` and the call it makes, an expression of ``body``."""
     args = f"_ARGS{name}"
     module.data.append(f"{args} = {literal(plan.args)}\n")
+    if plan.function == "parse_text":
+        # parse_text itself, written out: a text field's value costs no call.
+        call = "body.strip()" if plan.args["strip"] else "body"
+        module.functions.append(f"def {name}(body):\n    return {call}\n")
+        for s in plan.sections:
+            if (CONTENT, s) not in sections:
+                sections.append((CONTENT, s))
+        return name, call
     call = f"{plan.function}(body, {args}"
     if plan.function in ("parse_xml_inline", "parse_kv_lines"):
         nested = "None"
