@@ -1389,7 +1389,8 @@ def parse_json(body: str, args: dict) -> object:
 
     ``args``: ``string_delims`` (as written in the template, default ``[]``),
     ``unquoted_key_pattern`` (a stdlib pattern whose group 1 is a bare key, or
-    ``None``), ``allow_non_json`` and ``strip`` (booleans).
+    ``None``), ``allow_non_json`` and ``strip`` (booleans), ``same_delimiter`` (the one
+    delimiter of ``string_delims`` when both ends of its one pair are it, else None).
     """
     delims = args["string_delims"]
     if delims and (_PARK_OPEN in body or _PARK_CLOSE in body):
@@ -1400,14 +1401,8 @@ def parse_json(body: str, args: dict) -> object:
     working = body
     parked: list = []
     key_pattern = args["unquoted_key_pattern"]
-    in_place = None
-    if type(delims) is list and len(delims) == 1:
-        pair = delims[0]
-        if (
-            type(pair) in (list, tuple) and len(pair) == 2 and type(pair[0]) is str and pair[0]
-            and pair[0] == pair[1]
-        ):
-            in_place = _strings_in_place(body, pair[0], key_pattern)
+    same = args["same_delimiter"]  # (worked out with the plan: see _same_delimiter)
+    in_place = None if same is None else _strings_in_place(body, same, key_pattern)
     if in_place is not None:
         working, parked = in_place
     else:
@@ -4176,7 +4171,13 @@ _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]
 
 _ARGS_content_0 = {'strip': True}
 
-_ARGS_content_1 = {'string_delims': [], 'unquoted_key_pattern': None, 'allow_non_json': False, 'strip': True}
+_ARGS_content_1 = {
+    'string_delims': [],
+    'unquoted_key_pattern': None,
+    'allow_non_json': False,
+    'strip': True,
+    'same_delimiter': None,
+}
 
 _TRANSFORM_1 = [
     'dict',

@@ -312,7 +312,8 @@ def parse_json(body: str, args: dict) -> object:
 
     ``args``: ``string_delims`` (as written in the template, default ``[]``),
     ``unquoted_key_pattern`` (a stdlib pattern whose group 1 is a bare key, or
-    ``None``), ``allow_non_json`` and ``strip`` (booleans).
+    ``None``), ``allow_non_json`` and ``strip`` (booleans), ``same_delimiter`` (the one
+    delimiter of ``string_delims`` when both ends of its one pair are it, else None).
     """
     delims = args["string_delims"]
     if delims and (_PARK_OPEN in body or _PARK_CLOSE in body):
@@ -323,14 +324,8 @@ def parse_json(body: str, args: dict) -> object:
     working = body
     parked: list = []
     key_pattern = args["unquoted_key_pattern"]
-    in_place = None
-    if type(delims) is list and len(delims) == 1:
-        pair = delims[0]
-        if (
-            type(pair) in (list, tuple) and len(pair) == 2 and type(pair[0]) is str and pair[0]
-            and pair[0] == pair[1]
-        ):
-            in_place = _strings_in_place(body, pair[0], key_pattern)
+    same = args["same_delimiter"]  # (worked out with the plan: see _same_delimiter)
+    in_place = None if same is None else _strings_in_place(body, same, key_pattern)
     if in_place is not None:
         working, parked = in_place
     else:
@@ -692,13 +687,15 @@ def content_plan(content: str, content_args: Any) -> ContentPlan:
     if content in ("text", "int", "float", "bool", "pythonic"):
         args: dict[str, Any] = {"strip": strip}
     elif content == "json":
+        delims = content_args.get("string_delims", [])
         args = {
-            "string_delims": content_args.get("string_delims", []),
+            "string_delims": delims,
             "unquoted_key_pattern": (
                 unquoted_key_pattern() if content_args.get("unquoted_keys", False) else None
             ),
             "allow_non_json": bool(content_args.get("allow_non_json")),
             "strip": strip,
+            "same_delimiter": _same_delimiter(delims),
         }
     elif content == "kv-lines":
         args = {
@@ -731,6 +728,19 @@ def content_plan(content: str, content_args: Any) -> ContentPlan:
         tag_pattern=tag_pattern,
         value_parser=nested,
     )
+
+
+def _same_delimiter(delims: Any) -> str | None:
+    """The delimiter of ``string_delims`` when it is one pair of one non-empty string
+    (Gemma 4's ``<|"|>`` both ends): parse_json then rewrites strings in place."""
+    if type(delims) is list and len(delims) == 1:
+        pair = delims[0]
+        if (
+            type(pair) in (list, tuple) and len(pair) == 2 and type(pair[0]) is str and pair[0]
+            and pair[0] == pair[1]
+        ):
+            return pair[0]
+    return None
 
 
 def _value_parser_plan(spec: Any) -> ContentPlan | None:
