@@ -1951,6 +1951,8 @@ def _apart(literals):
 
 
 def _single(entries):
+    """``(kind, region, form)`` for a landmark that begins a match of one watch entry
+    only, when no candidates need comparing there (see ``_walks``); else None."""
     if len(entries) != 1:
         return None
     kind, region, delimiter, _ = entries[0]
