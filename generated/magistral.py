@@ -1401,7 +1401,7 @@ def parse_json(body: str, args: dict) -> object:
     working = body
     parked: list = []
     key_pattern = args["unquoted_key_pattern"]
-    same = args["same_delimiter"]  # (worked out with the plan: see _same_delimiter)
+    same = args.get("same_delimiter")  # (worked out with the plan: see _same_delimiter)
     in_place = None if same is None else _strings_in_place(body, same, key_pattern)
     if in_place is not None:
         working, parked = in_place
@@ -1588,8 +1588,8 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
     arguments named in the tool's properties, with a schema that admits some type,
     are touched; an argument already typed by the content parser is left alone.
     ``known``: per tool name, the types of its castable arguments (see ``_casts``),
-    kept between calls of one parser: the schemas are read once per tool, and a call
-    of a tool with nothing to cast (all strings) costs one lookup.
+    kept between calls of one parser: with it, the schemas are read once per tool,
+    and a call of a tool with nothing to cast (all strings) costs one lookup.
     """
     if isinstance(value, list):
         return [coerce_tool_calls(item, params, known) for item in value]
@@ -2755,8 +2755,9 @@ class ResponseStream:
         table = self.table
         implicit = table.implicit
         close_with = self.close_with
-        # The stream's state, kept in locals while walking (written back before
-        # close_with, which reads it, and before returning).
+        # The stream's state, kept in locals while walking: the open region's name and
+        # captures are written back before close_with (which reads them), all of it
+        # before returning.
         pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
         by_literal = walks[current]
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
@@ -4083,8 +4084,6 @@ _REGEX_DATA = [
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]
 
-_ARGS_content_0 = {'strip': True}
-
 _ARGS_content_1 = {
     'string_delims': [],
     'unquoted_key_pattern': None,
@@ -4110,16 +4109,8 @@ _TRANSFORM_1 = [
     ],
 ]
 
-_ARGS_content_2 = {'strip': True}
-
-def _content_0(body):
-    return body.strip()
-
 def _process_0(body, captures):
     return body.strip()
-
-def _content_1(body):
-    return parse_json(body, _ARGS_content_1)
 
 def _process_1(body, captures):
     content = parse_json(body, _ARGS_content_1)
@@ -4127,9 +4118,6 @@ def _process_1(body, captures):
         return {'type': 'function', 'function': {'name': captures['name'], 'arguments': content}}
     except (KeyError, TypeError):
         return transform_content(content, captures, _TRANSFORM_1)
-
-def _content_2(body):
-    return body.strip()
 
 def _process_2(body, captures):
     return body.strip()

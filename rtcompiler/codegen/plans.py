@@ -49,10 +49,11 @@ def field_function(
     """Source of ``name(body, captures)`` for field ``f``, and the sections it uses."""
     plan = content_runtime.content_plan(f.content, f.content_args)
     sections = [(CONTENT, s) for s in plan.sections]
-    # The content parser's call is written out here too: one Python call less per
-    # region closed. (``_content_i`` stays, for what names it.)
+    # The content parser's call, written out in the field's function (no function of
+    # its own: one Python call less per region closed).
     _, content_call = _content_function(
-        f"_content_{index}", plan, module, sections, f"fields.{f.name}.content_args"
+        f"_content_{index}", plan, module, sections, f"fields.{f.name}.content_args",
+        define=False,
     )
     lines = [f"def {name}(body, captures):"]
     if f.transform is None:
@@ -97,20 +98,40 @@ def _check_tag_pattern(pattern: str, where: str) -> None:
 
 
 def _content_function(
-    name: str, plan: content_runtime.ContentPlan, module: _Module, sections: list, where: str
+    name: str, plan: content_runtime.ContentPlan, module: _Module, sections: list, where: str,
+    define: bool = True,
 ) -> tuple[str, str]:
-    """Emit ``name(body)`` for ``plan`` (recursively for nested value parsers); returns
-    ``name`` and the call it makes, an expression of ``body``."""
-    args = f"_ARGS{name}"
-    module.data.append(f"{args} = {literal(plan.args)}\n")
+    """The call that parses ``body`` for ``plan``, an expression of ``body``, with the
+    data it needs emitted; with ``define``, also a function ``name(body)`` making it
+    (what a nested value parser is passed as). Returns ``name`` and the call."""
+    for s in plan.sections:
+        if (CONTENT, s) not in sections:
+            sections.append((CONTENT, s))
     if plan.function == "parse_text":
-        # parse_text itself, written out: a text field's value costs no call.
+        # parse_text itself, written out: a text value costs no call.
         call = "body.strip()" if plan.args["strip"] else "body"
+    else:
+        args = f"_ARGS{name}"
+        module.data.append(f"{args} = {literal(plan.args)}\n")
+        call = f"{plan.function}(body, {args}"
+        if plan.function in ("parse_xml_inline", "parse_kv_lines"):
+            nested = "None"
+            if plan.value_parser is not None:
+                nested, _ = _content_function(
+                    f"{name}_value", plan.value_parser, module, sections,
+                    where + ".value_parser.args",
+                )
+            if plan.function == "parse_xml_inline":
+                finditer = "None"
+                if plan.tag_pattern is not None:
+                    _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern")
+                    finditer = f"_REGEXES[{module.regex(plan.tag_pattern)}].group_finditer"
+                call += f", {finditer}"
+            call += f", {nested}"
+        call += ")"
+    if define:
         module.functions.append(f"def {name}(body):\n    return {call}\n")
-        for s in plan.sections:
-            if (CONTENT, s) not in sections:
-                sections.append((CONTENT, s))
-        return name, call
+    return name, call
     call = f"{plan.function}(body, {args}"
     if plan.function in ("parse_xml_inline", "parse_kv_lines"):
         nested = "None"

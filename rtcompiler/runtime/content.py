@@ -324,7 +324,7 @@ def parse_json(body: str, args: dict) -> object:
     working = body
     parked: list = []
     key_pattern = args["unquoted_key_pattern"]
-    same = args["same_delimiter"]  # (worked out with the plan: see _same_delimiter)
+    same = args.get("same_delimiter")  # (worked out with the plan: see _same_delimiter)
     in_place = None if same is None else _strings_in_place(body, same, key_pattern)
     if in_place is not None:
         working, parked = in_place

@@ -1086,8 +1086,9 @@ class ResponseStream:
         table = self.table
         implicit = table.implicit
         close_with = self.close_with
-        # The stream's state, kept in locals while walking (written back before
-        # close_with, which reads it, and before returning).
+        # The stream's state, kept in locals while walking: the open region's name and
+        # captures are written back before close_with (which reads them), all of it
+        # before returning.
         pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
         by_literal = walks[current]
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region

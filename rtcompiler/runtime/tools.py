@@ -151,8 +151,8 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
     arguments named in the tool's properties, with a schema that admits some type,
     are touched; an argument already typed by the content parser is left alone.
     ``known``: per tool name, the types of its castable arguments (see ``_casts``),
-    kept between calls of one parser: the schemas are read once per tool, and a call
-    of a tool with nothing to cast (all strings) costs one lookup.
+    kept between calls of one parser: with it, the schemas are read once per tool,
+    and a call of a tool with nothing to cast (all strings) costs one lookup.
     """
     if isinstance(value, list):
         return [coerce_tool_calls(item, params, known) for item in value]
