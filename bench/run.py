@@ -409,7 +409,7 @@ def _repeated(run: Callable[[], Any], repeat: int) -> tuple[Any, float]:
 
     last, seconds = timed(runs, None)
     status, value = last
-    if timings:
+    if status == "ok" and timings:
         value = (value[0], StreamTiming(*(sum(t[k] for t in map(astuple, timings))
                                           for k in range(6))))
     return (status, value), seconds / repeat

@@ -196,3 +196,18 @@ def test_gemma4_by_hand_gives_our_message():
         out.text, prefix=out.prefix, tools=out.tools
     ) == out.message
     assert conversion_run(module, call_bodies(out.text))() == len(out.message["tool_calls"])
+
+
+def test_a_loop_whose_last_run_fails_gives_the_failure():
+    from bench.engines import StreamTiming
+    from bench.run import _repeated
+
+    runs = iter([True, True, False])
+
+    def run():
+        if next(runs):
+            return {"content": "x"}, StreamTiming(1.0, 0.25, 0.5, 1, 2, 10)
+        raise ValueError("bad")
+
+    (status, value), _ = _repeated(run, 3)
+    assert status == "error" and isinstance(value, ValueError)
