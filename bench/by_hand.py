@@ -29,12 +29,17 @@ _DELIMITERS = re.compile(
 _CASTS = ("integer", "number", "boolean", "null", "object", "array")
 
 
+def tool_call_arguments(module: ModuleType) -> dict:
+    """The content arguments the generated module passes to ``parse_json`` for the
+    ``tool_calls`` field (``_ARGS_content_<i>``, ``i`` the field's place)."""
+    names = [region.name for region in module.TABLE.regions]
+    return getattr(module, f"_ARGS_content_{names.index('tool_calls')}")
+
+
 def parse_by_hand(module: ModuleType, text: str, tools: list[dict] | None) -> dict:
     """The message ``module.parse_response(text, prefix=..., tools=tools)`` gives for the
     bench's Gemma 4 outputs (a prompt ending with the generation prompt)."""
-    # The tool_calls field's content arguments (the template's second field): a wrong
-    # guess gives a wrong message, which the bench's parity check stops at.
-    arguments_of = module._ARGS_content_1
+    arguments_of = tool_call_arguments(module)
     parse_json, coerce_argument = module.parse_json, module.coerce_argument
     casts: dict[str, dict[str, tuple]] = {}
     for tool in tools or []:
@@ -93,7 +98,7 @@ def call_bodies(text: str) -> list[str]:
 
 def conversion_run(module: ModuleType, bodies: list[str]):
     """A callable converting ``bodies`` as our parser does (no scan, no typing)."""
-    parse_json, arguments_of = module.parse_json, module._ARGS_content_1
+    parse_json, arguments_of = module.parse_json, tool_call_arguments(module)
 
     def run() -> int:
         for body in bodies:
