@@ -2220,6 +2220,8 @@ class ResponseStream:
     # -- feeding -----------------------------------------------------------------
 
     def feed(self, text):
+        if type(text) is not str:
+            text = self.checked(text)
         held_by = self.held_by
         if held_by is not None and held_by[1] == self.pos and text and not self.finalized:
             if held_by[2] is self.table.watches[self.current]:
@@ -2454,6 +2456,19 @@ class ResponseStream:
         self.process(events, eos=False)
         return events
 
+    def checked(self, text):
+        """The text a fed piece that is not a ``str`` stands for, read as the reference
+        reads it: none for ``None`` or another false value (an OpenAI delta's
+        ``content: null``), a ``str`` subclass's own text. Anything else is refused
+        (TypeError) when fed, not later, when the region holding it closes."""
+        if self.finalized:
+            raise RuntimeError("the parser was already finalized")
+        if not text:
+            return ""
+        if isinstance(text, str):
+            return str.__str__(text)
+        raise TypeError(f"feed takes text (a str), not {type(text).__name__}")
+
     def keep_unsent(self, before, unsent, text):
         """Append ``text`` (``unsent``: the text from ``pos`` to the new end),
         keeping only the unsent text and ``before``, the character before it."""
@@ -2475,6 +2490,8 @@ class ResponseStream:
         processed as its own chunk, as the reference does) and finds the watched delimiters
         that have a stdlib form with ``re`` (see :meth:`complete`).
         """
+        if type(text) is not str:
+            text = self.checked(text)
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
         if text:
@@ -2487,6 +2504,9 @@ class ResponseStream:
     def finalize(self):
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
+        # The final pass commits what feeds held back: the state a feed numbered is
+        # gone, and a feed after a finalize that raised starts from what it left.
+        self.forget()
         events = []
         self.process(events, eos=True)
         return self.finish(), events
@@ -3280,10 +3300,25 @@ class ResponseStream:
         if self.current is None or not self.opened:
             self.reset()
             return
-        body = self.body
-        body.append("".join(self.tail))
-        self.close_with("".join(body), events)
+        tail = self.tail
+        if tail:
+            self.body.append("".join(tail))
+            tail.clear()
+        try:
+            self.close_with("".join(self.body), events)
+        except BaseException:
+            # The region's parser (or its join, its tool typing) refused its text. As
+            # in the reference, the region stays open with that text, once, and the
+            # next finalize, or a close after more text, parses it again; the state
+            # a replayed feed announced (see replay) was not reached.
+            self.forget()
+            raise
         self.reset()
+
+    def forget(self):
+        """Drop what the stream knows about the state it is in (see transition_key,
+        scan): kept only to save work, it can be wrong once a commit has raised."""
+        self.node = self.held_by = self.known = None
 
     def close_with(self, text, events):
         """Give the open region's value (its whole text is ``text``) to the message;
@@ -3880,7 +3915,7 @@ class ResponseParser:
         self.feed = self._stream.feed  # one call less per token
 
     def feed(self, text):
-        """Add generated text; returns the events it caused."""
+        """Add generated text (None adds nothing); returns the events it caused."""
         return self._stream.feed(text)
 
     def finalize(self):

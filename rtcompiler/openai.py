@@ -93,22 +93,35 @@ def accumulate(deltas: Iterable[dict]) -> dict:
     """
     message: dict[str, Any] = {}
     calls: dict[int, dict] = {}
+    # Text in pieces, joined at the end: a long argument comes in many thousands.
+    texts: dict[str, list[str]] = {}
+    arguments: dict[int, list[str]] = {}
     for delta in deltas:
         for key, value in delta.items():
             if key == "tool_calls":
                 for part in value:
-                    call = calls.setdefault(part["index"], {"function": {"arguments": ""}})
+                    index = part["index"]
+                    call = calls.get(index)
+                    if call is None:
+                        call = calls[index] = {"function": {"arguments": ""}}
+                        arguments[index] = []
                     for field in ("id", "type"):
                         if part.get(field) is not None:
                             call[field] = part[field]
                     function = part.get("function") or {}
                     if function.get("name") is not None:
                         call["function"]["name"] = function["name"]
-                    call["function"]["arguments"] += function.get("arguments") or ""
+                    arguments[index].append(function.get("arguments") or "")
             elif key == "role":
                 message["role"] = value
             elif value is not None:
-                message[key] = message.get(key, "") + value
+                if key not in texts:
+                    message[key], texts[key] = "", []
+                texts[key].append(value)
+    for key, pieces in texts.items():
+        message[key] = "".join(pieces)
+    for index, pieces in arguments.items():
+        calls[index]["function"]["arguments"] = "".join(pieces)
     if calls:
         message["tool_calls"] = [calls[i] for i in sorted(calls)]
     return message

@@ -131,7 +131,9 @@ def _header(template: Template) -> str:
     implicit = next((f for f in template.fields if f.open is None), None)
     if implicit is not None and implicit.close is not None:
         outside.append(f"close {implicit.name!r} on {_describe(implicit.close)}")
-    where = f"in implicit field {implicit.name!r}" if implicit is not None else "outside (null sink)"
+    where = (
+        f"in implicit field {implicit.name!r}" if implicit is not None else "outside (null sink)"
+    )
     lines.append(f"#   {where}:")
     lines += [f"#     {line}" for line in outside] or ["#     (nothing: text stays here)"]
     for f in template.fields:
@@ -211,7 +213,7 @@ class ResponseParser:
         self.feed = self._stream.feed  # one call less per token
 
     def feed(self, text):
-        """Add generated text; returns the events it caused."""
+        """Add generated text (None adds nothing); returns the events it caused."""
         return self._stream.feed(text)
 
     def finalize(self):

@@ -33,8 +33,11 @@ import uuid as _uuid
 # of a list): such a value streams only once it is complete and retyped.
 _RETYPING = frozenset(("integer", "number", "boolean", "null", "object", "array"))
 _JSON_SPACE = " \t\n\r"
-_STRING_RUN = _re.compile(r'[^"\\\x00-\x1f]+')
+# A JSON string's text up to its closing quote or a backslash that ends the piece:
+# escapes whole, the rest in runs (json.loads judges both when the text is decoded).
+_STRING_TEXT = _re.compile(r'(?:[^"\\]+|\\.)+', _re.DOTALL)
 _SCALAR_RUN = _re.compile(r'[^ \t\n\r{}\[\]:,"]+')
+_RUN = 64  # pieces of a _Text joined into one string
 
 
 def arguments_json(arguments, ensure_ascii=False):
@@ -48,12 +51,54 @@ def arguments_json(arguments, ensure_ascii=False):
     return _json.dumps(arguments, ensure_ascii=ensure_ascii)
 
 
+def _quoted(text, ensure_ascii):
+    """``json.dumps`` of the string ``text``, without its per-call encoder."""
+    if ensure_ascii:
+        return _json.encoder.encode_basestring_ascii(text)
+    return _json.encoder.encode_basestring(text)
+
+
 def _same_json(text, value):
     """Whether ``text`` decodes to ``value``, compared in canonical form."""
     try:
         return _json.dumps(_json.loads(text)) == _json.dumps(value)
     except (ValueError, TypeError):
         return False
+
+
+class _Text:
+    """Text that grows at its end, a token at a time, and is read whole once or a few
+    times: what was sent of a call's arguments or of a text field, a value held
+    back, an xml-inline body. Adding copies nothing of what came before (a string
+    grown by ``+=`` is copied whole every time); every ``_RUN`` pieces are joined
+    into one, since a token-sized string costs ~50 bytes of header, ten times its
+    text, and a list of a piece per token is copied whole whenever it grows."""
+
+    __slots__ = ("runs", "tail")
+
+    def __init__(self, text=""):
+        self.runs = [text] if text else []
+        self.tail = []
+
+    def add(self, text):
+        tail = self.tail
+        tail.append(text)
+        if len(tail) >= _RUN:
+            self.runs.append("".join(tail))
+            tail.clear()
+
+    def text(self):
+        """All of it, in one string (kept so, until more is added)."""
+        runs = self.runs
+        if self.tail:
+            runs.append("".join(self.tail))
+            self.tail = []
+        if len(runs) > 1:
+            runs[:] = ["".join(runs)]
+        return runs[0] if runs else ""
+
+    def __bool__(self):
+        return bool(self.runs or self.tail)
 
 
 class _Stuck(Exception):
@@ -70,9 +115,9 @@ class _Call:
         self.id = None
         self.name = None
         self.header = False  # the delta naming the call went out
-        self.sent = ""  # arguments text sent so far
+        self.sent = _Text()  # arguments text sent so far
         self.args_kind = None  # kind of the arguments value, once it began
-        self.hold = None  # canonical text of a value held back for retyping
+        self.hold = None  # canonical text of a value held back for retyping (a _Text)
         self.hold_depth = 0
 
 
@@ -90,10 +135,13 @@ class _JsonTokens:
         self.handler = handler
         self.stack = []  # frames: [kind, expecting, members so far]
         self.path = []
-        self.raw = None  # the undecoded tail of the string being read
+        # The string being read: its text not decoded yet, in pieces (None outside a
+        # string), and whether a backslash ended the last piece.
+        self.raw = None
+        self.escaped = False
         self.is_key = False
         self.key_text = []
-        self.scalar = None
+        self.scalar = None  # the pieces of the number or literal being read
         self.done = False
 
     def feed(self, text):
@@ -106,7 +154,7 @@ class _JsonTokens:
                 if m is None:
                     self._scalar_end()
                 else:
-                    self.scalar += m.group()
+                    self.scalar.append(m.group())
                     i = m.end()
             else:
                 ch = text[i]
@@ -137,7 +185,7 @@ class _JsonTokens:
             self.is_key = top is not None and top[0] == "object" and top[1] == "key"
             if not self.is_key:
                 self._begin("string")
-            self.raw = ""
+            self.raw = []
             self.key_text = []
         elif ch in "{[":
             kind = "object" if ch == "{" else "array"
@@ -169,62 +217,67 @@ class _JsonTokens:
                 self.path[-1] = top[2]
         else:
             self._begin("scalar")
-            self.scalar = ch
+            self.scalar = [ch]
 
     def _string(self, text, i):
+        """Read string text from ``text[i]`` to the closing quote (then the string
+        ends) or to the end of the piece; returns where it stopped."""
         n = len(text)
-        while i < n:
-            m = _STRING_RUN.match(text, i)
-            if m is not None:
-                self.raw += m.group()
-                i = m.end()
-                continue
-            ch = text[i]
+        raw = self.raw
+        if self.escaped:
+            raw.append(text[i])  # the escape the last piece's backslash began
             i += 1
-            if ch == '"' and not _open_escape(self.raw):
-                self._decode(final=True)
-                self.raw = None
-                if self.is_key:
-                    top = self.stack[-1]
-                    top[1] = "colon"
-                    self.path[-1] = "".join(self.key_text)
-                    self.handler.key(self.path[-1], top[2] == 0)
-                else:
-                    self.handler.end("string", None)
-                    self._ended()
-                return i
-            self.raw += ch
-        self._decode(final=False)
-        return i
+            self.escaped = False
+        m = _STRING_TEXT.match(text, i)
+        if m is not None:
+            raw.append(m.group())
+            i = m.end()
+        if i < n and text[i] == "\\":  # the piece's last character
+            raw.append("\\")
+            self.escaped = True
+            i = n
+        if i == n:
+            self._decode(final=False)
+            return n
+        self._decode(final=True)
+        self.raw = None
+        if self.is_key:
+            top = self.stack[-1]
+            top[1] = "colon"
+            self.path[-1] = "".join(self.key_text)
+            self.handler.key(self.path[-1], top[2] == 0)
+        else:
+            self.handler.end("string", None)
+            self._ended()
+        return i + 1  # after the closing quote
 
     def _decode(self, final):
-        raw = self.raw
+        """Pass on the string text read so far, all of it when the string ended, else
+        what no later text can change; the rest (at most an escape) stays."""
+        raw = "".join(self.raw)
         cut = len(raw) if final else _safe_cut(raw)
+        self.raw = [raw[cut:]] if cut < len(raw) else []
         if not cut:
             return
         try:
-            piece = _json.loads('"' + raw[:cut] + '"')
+            # json.loads of the quoted text, less its per-call wrapping (the text
+            # holds no unescaped quote: the string ends at one).
+            piece = _json.decoder.scanstring(raw[:cut] + '"', 0, True)[0]
         except ValueError:
             raise _Stuck("not a JSON string") from None
-        self.raw = raw[cut:]
         if self.is_key:
             self.key_text.append(piece)
         elif piece:
             self.handler.piece(piece)
 
     def _scalar_end(self):
-        text, self.scalar = self.scalar, None
+        text, self.scalar = "".join(self.scalar), None
         try:
             value = _json.loads(text)
         except ValueError:
             raise _Stuck("not a JSON scalar") from None
         self.handler.end("scalar", _json.dumps(value))
         self._ended()
-
-
-def _open_escape(raw):
-    """Whether ``raw`` ends inside a backslash escape (an odd run of backslashes)."""
-    return (len(raw) - len(raw.rstrip("\\"))) % 2 == 1
 
 
 def _safe_cut(raw):
@@ -269,10 +322,10 @@ class _NearJson:
         self.open, self.close = delims[0] if delims else (None, None)
         self.word = _re.compile(key_chars) if key_chars else None
         self.pending = ""  # outside a string: a tail that may begin the open delimiter
-        self.parked = None  # inside a delimited string: its text so far, in pieces
+        self.parked = None  # inside a delimited string: its text so far (a _Text)
         self.tail = ""  # the last characters of the string, where a close may begin
         self.prev = ""
-        self.run = None
+        self.run = None  # a bare word that may be a key, in characters
 
     def feed(self, text):
         if self.open is not None and ("\x01" in text or "\x02" in text):
@@ -283,10 +336,10 @@ class _NearJson:
                 window = self.tail + text
                 i = window.find(self.close)
                 if i < 0:
-                    self.parked.append(text)
+                    self.parked.add(text)
                     self.tail = window[max(0, len(window) - len(self.close) + 1) :]
                     break
-                held = "".join(self.parked)
+                held = self.parked.text()
                 string = held[: len(held) - len(self.tail)] + window[:i]
                 out.append(_json.dumps(string))
                 text = window[i + len(self.close) :]
@@ -306,10 +359,10 @@ class _NearJson:
                 break
             self._outside(text[:i], out)
             if self.run is not None:
-                out.append(self.run)  # a bare word before a string is no key
+                out.append("".join(self.run))  # a bare word before a string is no key
                 self.run = None
             text = text[i + len(self.open) :]
-            self.parked = []
+            self.parked = _Text()
         return "".join(out)
 
     def _outside(self, text, out):
@@ -317,16 +370,16 @@ class _NearJson:
         for ch in text:
             if self.run is not None:
                 if word.match(ch):
-                    self.run += ch
+                    self.run.append(ch)
                     continue
                 if ch == ":":
-                    out.append('"' + self.run + '":')
+                    out.append('"' + "".join(self.run) + '":')
                     self.prev, self.run = ":", None
                     continue
-                out.append(self.run)
+                out.append("".join(self.run))
                 self.run = None
             if word is not None and self.prev in ("{", ",") and word.match(ch):
-                self.run = ch
+                self.run = [ch]
                 continue
             out.append(ch)
             self.prev = ch
@@ -406,7 +459,7 @@ class _JsonCalls:
             if isinstance(inner[-1], int) and inner[-1] > 0:
                 self._out(call, ", ")
             if depth == 1 and self._retyped(call, inner[-1]):
-                call.hold, call.hold_depth = "", len(path)
+                call.hold, call.hold_depth = _Text(), len(path)
         if kind == "object":
             self._out(call, "{")
         elif kind == "array":
@@ -421,7 +474,7 @@ class _JsonCalls:
         k, inner = where
         if self._depth(inner) is None:
             return
-        text = _json.dumps(key, ensure_ascii=self.region.ensure_ascii)
+        text = _quoted(key, self.region.ensure_ascii)
         self._out(self._call(k), text + ": " if first else ", " + text + ": ")
 
     def piece(self, text):
@@ -436,7 +489,7 @@ class _JsonCalls:
         if depth is None:
             return
         if depth > 0:
-            text = _json.dumps(text, ensure_ascii=self.region.ensure_ascii)[1:-1]
+            text = _quoted(text, self.region.ensure_ascii)[1:-1]
         self._out(self._call(k), text)
 
     def end(self, kind, scalar):
@@ -476,12 +529,12 @@ class _JsonCalls:
         return any(t in _RETYPING for t in schema_types(properties[key]))
 
     def _release(self, call, key):
-        text, call.hold = call.hold, None
+        text, call.hold = call.hold.text(), None
         self._out(call, self.region.retyped_json(call, key, _json.loads(text)))
 
     def _out(self, call, text):
         if call.hold is not None:
-            call.hold += text
+            call.hold.add(text)
         else:
             self.region.arguments(call, text)
 
@@ -497,21 +550,29 @@ class _XmlCalls:
     def __init__(self, spec, region, regex):
         self.region = region
         self.regex = regex
-        self.body = ""
+        # The search for the next tag, from the end of the last one, and the body from
+        # ``origin`` on, where the tag's groups are read: the character before
+        # where the search began (context for the pattern) and, at times, text
+        # before it (see feed).
         self.scanner = None
+        self.kept = _Text()
+        self.origin = 0
         self.pairs = 0
         self.call = region.call(0)
         region.name(self.call, region.captures.get(spec["name"][1]))
 
+    def kept_text(self):
+        return self.kept.text(), self.origin
+
     def feed(self, text):
-        self.body += text
-        if self.scanner is None:
-            self.scanner = self.regex.scanner_at(self.body, 0)
-        else:
-            self.scanner.feed(text)
+        scanner = self.scanner
+        if scanner is None:
+            scanner = self.scanner = self.regex.bare_scanner(text, 0, 0, self.kept_text)
+        self.kept.add(text)
+        scanner.advance(text, 0, len(text))
         while True:
-            m = self.scanner.result(False)
-            if m is None or not self.scanner.dead:
+            m = scanner.result(False)
+            if m is None or not scanner.dead:
                 return
             if m.end == m.start:
                 raise _Stuck("an empty tag match")
@@ -521,11 +582,20 @@ class _XmlCalls:
                 raise _Stuck("a tag without a key, or a call without a name")
             value = groups.get("value", "")
             value_text = self.region.retyped_json(self.call, key, value)
-            key_text = _json.dumps(key, ensure_ascii=self.region.ensure_ascii)
+            key_text = _quoted(key, self.region.ensure_ascii)
             lead = "{" if not self.pairs else ", "
             self.region.arguments(self.call, lead + key_text + ": " + value_text)
             self.pairs += 1
-            self.scanner = self.regex.scanner_at(self.body, m.end)
+            held, origin = self.kept_text()
+            if m.end - 1 - origin > len(held) // 2:
+                # Most of what is kept was read: keep what follows. (Copying it
+                # every time would be quadratic with many tags in one piece; this
+                # copies no more than was read since the last copy.)
+                held, origin = held[m.end - 1 - origin :], m.end - 1
+                self.kept, self.origin = _Text(held), origin
+            scanner = self.scanner = self.regex.bare_scanner(
+                held, m.end - origin, m.end, self.kept_text)
+            scanner.advance(held, m.end - origin, len(held))
 
 
 class _ToolRegion:
@@ -580,7 +650,7 @@ class _ToolRegion:
 
     def arguments(self, call, text):
         if text:
-            call.sent += text
+            call.sent.add(text)
             delta = {"index": call.index, "function": {"arguments": text}}
             self.owner.push({"tool_calls": [delta]})
 
@@ -630,7 +700,7 @@ class DeltaStream:
         self.calls = []  # every tool call, by index
         # What was streamed that the final message contradicts: text fields, tool calls.
         self.divergences = []
-        self.sent_text = {}  # OpenAI key -> text pieces sent
+        self.sent_text = {}  # OpenAI key -> text sent (a _Text)
         self.texts = {}  # OpenAI key -> per-field text state
         self.fields = {}  # template field -> OpenAI key
         for key in ("content", "reasoning_content", "tool_calls"):
@@ -638,10 +708,12 @@ class DeltaStream:
             if spec is not None:
                 self.fields[spec["field"]] = key
                 if key != "tool_calls" and spec["kind"] is not None:
-                    self.texts[key] = {"closed": 0, "started": False, "joined": False, "space": []}
-                    self.sent_text[key] = []
+                    self.texts[key] = {"closed": 0, "started": False, "joined": False,
+                                       "space": _Text()}
+                    self.sent_text[key] = _Text()
         self.region = None
         self.out = []
+        self.merging = None  # (delta or its function, key, pieces): see _merge
         self.push({"role": "assistant"})
         self._events(self.stream.initial_events)
         self.initial_deltas = self._take()
@@ -657,9 +729,9 @@ class DeltaStream:
         self._events(events)
         self.message = message
         self.finish_reason = "tool_calls" if message.get("tool_calls") else "stop"
-        for key, pieces in self.sent_text.items():
+        for key, sent in self.sent_text.items():
             final = message.get(key)
-            sent = "".join(pieces)
+            sent = sent.text()
             if sent != (final if isinstance(final, str) else ""):
                 # A field the output filled twice keeps its last value, but the
                 # first was already streamed.
@@ -674,16 +746,36 @@ class DeltaStream:
         if last is not None and "tool_calls" in delta and "tool_calls" in last:
             previous, new = last["tool_calls"][-1], delta["tool_calls"][0]
             if previous["index"] == new["index"] and set(new) == {"index", "function"}:
-                previous["function"]["arguments"] += new["function"]["arguments"]
+                self._merge(previous["function"], "arguments", new["function"]["arguments"])
                 return
         if last is not None and len(delta) == 1 and len(last) == 1:
             (key, value), = delta.items()
             if key in ("content", "reasoning_content") and key in last:
-                last[key] += value
+                self._merge(last, key, value)
                 return
+        if self.merging is not None:
+            self._settle()
         self.out.append(delta)
 
+    def _merge(self, holder, key, text):
+        """Add ``text`` to ``holder[key]``, the last delta's text: the pieces are joined
+        once the delta is complete (a long feed merges thousands of them)."""
+        merging = self.merging
+        if merging is None or merging[0] is not holder:
+            if merging is not None:
+                self._settle()
+            merging = self.merging = (holder, key, [holder[key]])
+        merging[2].append(text)
+
+    def _settle(self):
+        """Write the text merged into the last delta into it."""
+        holder, key, pieces = self.merging
+        holder[key] = "".join(pieces)
+        self.merging = None
+
     def _take(self):
+        if self.merging is not None:
+            self._settle()
         out, self.out = self.out, []
         return out
 
@@ -720,7 +812,7 @@ class DeltaStream:
         spec, state = self.plan[key], self.texts[key]
         kind = event["type"]
         if kind == "region_open":
-            state["started"], state["joined"], state["space"] = False, False, []
+            state["started"], state["joined"], state["space"] = False, False, _Text()
         elif kind == "region_chunk" and spec["kind"] == "text":
             text = event["text"]
             if spec["strip"]:
@@ -731,10 +823,10 @@ class DeltaStream:
                     state["started"] = True
                 body = text.rstrip()
                 if not body:
-                    state["space"].append(text)  # may still turn out to be trailing
+                    state["space"].add(text)  # may still turn out to be trailing
                     return
-                held, state["space"] = state["space"], [text[len(body):]]
-                text = "".join(held) + body
+                held, state["space"] = state["space"], _Text(text[len(body):])
+                text = held.text() + body
             self._text(key, spec, state, text)
         elif kind == "region_close":
             value = event["value"]
@@ -747,7 +839,7 @@ class DeltaStream:
             state["joined"] = True
             text = spec["join"] + text
         if text:
-            self.sent_text[key].append(text)
+            self.sent_text[key].add(text)
             self.push({key: text})
 
     def _tool_event(self, event):
@@ -778,16 +870,17 @@ class DeltaStream:
                 self.divergences.append({"index": call.index, "sent_name": call.name,
                                          "final_name": function.get("name")})
             final = arguments_json(function.get("arguments"), self.ensure_ascii)
+            sent = call.sent.text()
             # xml-inline pairs leave their object open: a tag could still follow.
-            tail = "}" if isinstance(region.follower, _XmlCalls) and call.sent else ""
-            if final.startswith(call.sent):
-                region.arguments(call, final[len(call.sent):])
-            elif _same_json(call.sent + tail, function.get("arguments")):
+            tail = "}" if isinstance(region.follower, _XmlCalls) and sent else ""
+            if final.startswith(sent):
+                region.arguments(call, final[len(sent):])
+            elif _same_json(sent + tail, function.get("arguments")):
                 region.arguments(call, tail)
             else:
                 # Text already sent cannot be taken back (say, a key the model wrote
                 # twice, in a place where the later value wins): say so.
-                self.divergences.append({"index": call.index, "sent": call.sent, "final": final})
+                self.divergences.append({"index": call.index, "sent": sent, "final": final})
 ###}
 
 # ----------------------------------------------------------------------------------

@@ -56,6 +56,17 @@ def test_json_arguments_arrive_before_the_call_closes():
         stream.message["tool_calls"][0]["function"]["arguments"])
 
 
+def test_a_delta_with_null_content_feeds_nothing():
+    """Upstream deltas often carry ``content: null``: fed as is, they give no delta."""
+    stream = stream_of("qwen3", QWEN)
+    assert stream.feed("Hi") == [{"content": "Hi"}]
+    assert stream.feed(None) == []
+    assert stream.feed("") == []
+    assert stream.feed(" there<|im_end|>") == [{"content": " there"}]
+    assert stream.finish() == []
+    assert stream.message == {"role": "assistant", "content": "Hi there"}
+
+
 def test_xml_parameters_arrive_as_each_one_closes():
     text = ("<tool_call>\n<function=f>\n<parameter=n>\n7\n</parameter>\n"
             "<parameter=s>\nsome text\n</parameter>\n</tool_call>\n<|im_end|>")
