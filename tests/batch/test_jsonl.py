@@ -200,6 +200,51 @@ def test_command_line_mistakes_exit_2_with_one_line(input_file, tmp_path, capsys
     assert out.read_bytes().count(b"\n") == len(CASES)
 
 
+def test_a_deeply_nested_line_gets_its_error_record(tmp_path):
+    deep_call = '<tool_call>\n{"name": "f", "arguments": ' + "[" * 3000 + "]" * 3000 + "}"
+    lines = [
+        json.dumps({"text": "a"}),
+        "[" * 1000 + "]" * 1000,  # the line itself
+        "[" * 100_000,
+        json.dumps({"text": deep_call + "\n</tool_call>"}),  # the output in it
+        json.dumps({"text": "b"}),
+    ]
+    source = tmp_path / "deep.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    outputs = []
+    for workers in (1, 2):
+        out = tmp_path / f"out{workers}.jsonl"
+        run = rtc("parse", "qwen3", "--jsonl", str(source), "-o", str(out), "--quiet",
+                  "--workers", str(workers))
+        assert run.returncode == 0, run.stderr
+        assert "Traceback" not in run.stderr
+        records = [json.loads(line) for line in out.read_text("utf-8").split("\n")[:-1]]
+        assert len(records) == len(lines)
+        assert records[0]["message"]["content"] == "a" and records[4]["message"]["content"] == "b"
+        for record in records[1:4]:
+            assert record["error"]["type"] == "ValueError", record["error"]
+            assert "nested too deeply" in record["error"]["message"]
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_output_records_follow_the_json_policy(tmp_path):
+    # A model output's JSON may hold a lone surrogate, NaN, C1 controls and U+2028.
+    call = ('<tool_call>\n{"name": "f", "arguments": {"s": "\\ud800\\u009b\\u2028", "n": NaN}}'
+            "\n</tool_call>")
+    source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text(json.dumps({"text": call}) + "\n" + json.dumps({"text": "fine"}) + "\n")
+    summary = parse_jsonl("qwen3", source, out, progress=False)
+    assert summary.errors == 0
+    data = out.read_bytes()
+    data.decode("utf-8")  # strict: no surrogate reached the file
+    assert len(data.decode("utf-8").splitlines()) == 2  # no separator inside a line
+    assert b"\\ud800\\u009b\\u2028" in data
+    strict = json.JSONDecoder(parse_constant=lambda name: pytest.fail(f"bare {name}"))
+    arguments = strict.decode(data.decode("utf-8").split("\n")[0])["message"]["tool_calls"][0]
+    assert arguments["function"]["arguments"] == {"s": "\ud800\x9b\u2028", "n": "NaN"}
+
+
 def f(n: int, s: str) -> None:
     """A tool.
 
