@@ -217,6 +217,8 @@ def test_command_line_mistakes_exit_2_with_one_line(input_file, tmp_path, capsys
         (["--jsonl", str(input_file), "--workers", "100000", "-o", str(out)], "between 1 and"),
         (["--jsonl", str(tmp_path / "missing.jsonl"), "-o", str(out)], "missing.jsonl"),
         (["--jsonl", str(input_file), "-o", str(input_file)], "is the input file itself"),
+        (["--jsonl", str(tmp_path), "-o", str(out)], "Is a directory"),
+        (["--jsonl", str(input_file), "-o", str(tmp_path)], "Is a directory"),
         (["--jsonl", str(input_file), "-o", "/dev/null"], "not a regular file"),
         ([str(input_file), "-o", str(out)], "the batch options need --jsonl IN"),
         (["--workers", "2"], "the batch options need --jsonl IN"),
