@@ -327,8 +327,19 @@ class _Workers:
         self.executor = self._start()
 
     def _submit(self, chunk: list[bytes]):
-        # The task is the BatchParser's bound method: it unpickles from source in each worker.
-        return self.executor.submit(self.parser.parse_lines, chunk)
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            # The task is the BatchParser's bound method: it unpickles from source in each
+            # worker.
+            return self.executor.submit(self.parser.parse_lines, chunk)
+        except BrokenProcessPool as e:
+            # A worker died since the last submission: this chunk is lost with the others
+            # in flight, and sent again with them when the oldest is collected.
+            lost: Future = Future()
+            lost.set_exception(e)
+            return lost
 
     def run(self, chunks: Iterator[list[bytes]]) -> Iterator[tuple[list[bytes], bytes, int]]:
         # At most a few chunks per worker in flight, so a huge input is never all in memory.
@@ -349,8 +360,9 @@ class _Workers:
         except BrokenProcessPool:
             self._restart()
             data, failed = self._alone(chunk)
-            for k, (_, other) in enumerate(pending):
-                pending[k] = (self._submit(other), other)
+            for k, (other_future, other) in enumerate(pending):
+                if not (other_future.done() and other_future.exception() is None):
+                    pending[k] = (self._submit(other), other)
             return chunk, data, failed
 
     def _alone(self, chunk: list[bytes]) -> tuple[bytes, int]:
