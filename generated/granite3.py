@@ -1431,9 +1431,14 @@ def parse_json(body: str, args: dict) -> object:
         working = "".join(parts)
     try:
         return _json_loads(working)
+    except RecursionError:
+        # The reference crashes with RecursionError here; a bad output is a ValueError.
+        raise ValueError(
+            "json: the region is nested too deeply to decode (Python's recursion limit)"
+        ) from None
     except _json.JSONDecodeError as exc:
-        # Only a decoding failure falls back; json.loads' other errors (a ValueError for
-        # an integer past the digit limit, RecursionError) propagate, as in the reference.
+        # Only a decoding failure falls back; json.loads' other error (a ValueError for
+        # an integer past the digit limit) propagates, as in the reference.
         if args["allow_non_json"]:
             return parse_text(body, args)
         if working == body:
@@ -1542,6 +1547,12 @@ def coerce_argument(raw: str, types: tuple) -> object:
                     return decoded
         except ValueError:
             continue
+        except RecursionError:
+            # The reference crashes here; a bad output is a ValueError.
+            raise ValueError(
+                f"tools: an argument is nested too deeply to decode as {name} "
+                "(Python's recursion limit)"
+            ) from None
     # "string", unknown type names and failed casts all keep the text.
     return raw
 

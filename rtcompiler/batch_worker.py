@@ -9,7 +9,8 @@ Python and nothing else: not rtcompiler, not ``regex``, not transformers. Each
 source is executed once per process (kept in ``sys.modules`` under its hash).
 
 This file must therefore import nothing outside the standard library, and refer
-to nothing of rtcompiler's.
+to nothing of rtcompiler's. It also holds :func:`json_text`, the one way rtc writes
+JSON (the records here, and everything the ``rtc`` command prints).
 
 >>> bp = BatchParser(_DEMO_SOURCE, text_field="out")
 >>> bp({"out": ["a", None]})
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 import types
 
@@ -62,6 +64,67 @@ def load_source(prefix: str, source: str) -> types.ModuleType:
             del sys.modules[name]
             raise
     return module
+
+
+# What rtc escapes, beyond what ``json.dumps`` escapes (", \ and C0 controls): DEL and C1
+# controls (terminals act on them), lone surrogates (not encodable as UTF-8), the line and
+# paragraph separators (which str.splitlines() and JavaScript split on), and the
+# bidirectional controls (which reorder what a terminal shows). Written as \uXXXX escapes,
+# they decode back to the same characters.
+UNSAFE_IN_JSON = "\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE_IN_JSON = re.compile(f"[{UNSAFE_IN_JSON}]")
+
+
+def _escape(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def json_text(value: object, *, indent: int | None = None) -> str:
+    """``value`` as JSON text that any JSON reader takes, and a terminal shows as it is.
+
+    Non-ASCII text stays as it is (write the result as UTF-8), except the characters of
+    ``UNSAFE_IN_JSON``, written as ``\\uXXXX`` escapes; NaN and the infinities, which
+    JSON has no number for, are written as the strings ``"NaN"``, ``"Infinity"`` and
+    ``"-Infinity"`` (as the protobuf JSON mapping does). A value nested too deeply for
+    Python's recursion limit raises ``ValueError``.
+
+    >>> print(json_text({"a": "\\ud800\\x9b\u00e9", "b": float("nan"), "c": [float("-inf")]}))
+    {"a": "\\ud800\\u009b\u00e9", "b": "NaN", "c": ["-Infinity"]}
+    """
+    try:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+        except ValueError:
+            finite = _finite(value)
+            if finite is value:  # not a non-finite float: an int past the digit limit, ...
+                raise
+            text = json.dumps(finite, ensure_ascii=False, allow_nan=False, indent=indent)
+    except RecursionError:
+        raise ValueError("the value is nested too deeply to write as JSON") from None
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _UNSAFE_IN_JSON.sub(_escape, text)
+
+
+def _finite(value: object) -> object:
+    """``value`` with every NaN or infinity replaced by its name, or ``value`` itself when
+    there is none. A loop, not a recursion: the value may be deep."""
+    root = [value]
+    todo: list = [(root, 0)]
+    changed = False
+    while todo:
+        parent, key = todo.pop()
+        item = parent[key]
+        if isinstance(item, float) and item - item != 0:  # NaN or an infinity
+            parent[key] = "NaN" if item != item else "Infinity" if item > 0 else "-Infinity"
+            changed = True
+        elif isinstance(item, dict):
+            parent[key] = item = dict(item)
+            todo.extend((item, k) for k in item)
+        elif isinstance(item, (list, tuple)):
+            parent[key] = item = list(item)
+            todo.extend((item, k) for k in range(len(item)))
+    return root[0] if changed else value
 
 
 def _worker_source() -> str:
@@ -135,10 +198,10 @@ class BatchParser:
     def _outcome(self, text, prefix, tools) -> tuple[object, dict | None]:
         try:
             message = self.parse_one(text, prefix, tools)
+            if self.options["message_json"]:
+                message = json_text(message)
         except Exception as e:  # one bad output is recorded on its row, never fatal to the run
             return None, _error(e)
-        if self.options["message_json"]:
-            return json.dumps(message, ensure_ascii=False), None
         return message, None
 
     def parse_record(self, record: dict) -> dict:
@@ -191,24 +254,47 @@ class BatchParser:
 
     def parse_lines(self, lines: list[bytes]) -> tuple[bytes, int]:
         """JSON lines in, JSON lines out (one per input line, each ending in a newline), and
-        how many of them carry an error."""
+        how many of them carry an error. Whatever goes wrong with a line, it gets its output
+        line: the record plus the error field, or ``{"input_line": ..., <error field>: ...}``
+        when the record cannot be read or written back."""
         out = []
         failed = 0
         for raw in lines:
             raw = raw.rstrip(b"\n").rstrip(b"\r")
             try:
-                record = json.loads(raw.decode("utf-8"))
-                if not isinstance(record, dict):
-                    raise TypeError(f"a line is a JSON object, not {type(record).__name__}")
-            except (ValueError, TypeError) as e:  # JSONDecodeError, UnicodeDecodeError too
-                result = {"input_line": raw.decode("utf-8", "replace"),
-                          self.options["error_field"]: _error(e)}
-                bad = True
-            else:
-                result, bad = self._record(record)
+                result, bad = self._line(raw)
+                text = json_text(result)
+            except Exception as e:
+                text, bad = self.unreadable_line(raw, e), True
             failed += bad
-            out.append(_dump_line(result))
-        return b"".join(out), failed
+            out.append(text)
+        out.append("")
+        return "\n".join(out).encode("utf-8"), failed
+
+    def _line(self, raw: bytes) -> tuple[dict, bool]:
+        try:
+            record = _json_loads(raw.decode("utf-8"))
+            if not isinstance(record, dict):
+                raise TypeError(f"a line is a JSON object, not {type(record).__name__}")
+        except (ValueError, TypeError) as e:  # JSONDecodeError, UnicodeDecodeError too
+            return self._unreadable(raw, e), True
+        return self._record(record)
+
+    def _unreadable(self, raw: bytes, error: BaseException) -> dict:
+        return {"input_line": raw.decode("utf-8", "replace"),
+                self.options["error_field"]: _error(error)}
+
+    def unreadable_line(self, raw: bytes, error: BaseException) -> str:
+        """The output line (without its newline) for an input line ``raw`` that could not
+        be read, parsed or written back, because of ``error``."""
+        return json_text(self._unreadable(raw.rstrip(b"\n").rstrip(b"\r"), error))
+
+
+def _json_loads(text: str) -> object:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the line is nested too deeply to read as JSON") from None
 
 
 def _field(record: dict, name: str):
@@ -226,11 +312,3 @@ def _plain(value):
 def _error(e: BaseException) -> dict:
     message = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
     return {"type": type(e).__name__, "message": str(message)}
-
-
-def _dump_line(obj: dict) -> bytes:
-    try:
-        return (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        # A lone surrogate (legal in a JSON string, not in UTF-8) is written escaped.
-        return (json.dumps(obj) + "\n").encode("ascii")

@@ -1,8 +1,12 @@
 """``rtc``: compile response templates, parse outputs, inspect automata.
 
-Errors in the user's input (an invalid template, an unsupported pattern, a
-missing file) print one line to stderr and exit with status 2; nothing else
-prints a traceback unless ``RTC_DEBUG`` is set.
+Exit status: 0 when the command did its work; 1 when ``rtc parse``'s output does not
+parse, or ``rtc check`` found a counterexample; 2 for a mistake in the command line or
+in an input (an invalid template, an unsupported pattern, a missing or unreadable
+file, a file that is not UTF-8 or not JSON); 70 for a bug of rtc's own; 130 when
+interrupted. Every error is one line on stderr, escaped so that it cannot act on the
+terminal, and never a traceback unless ``RTC_DEBUG`` is set. What rtc reads and
+writes follows one policy (``streams.py``).
 """
 
 from __future__ import annotations
@@ -18,27 +22,92 @@ from ..dialect.errors import PatternError
 from ..template import TemplateError
 from . import batch
 from .resolve import resolve_template
+from .streams import (
+    InputError,
+    json_text,
+    open_input,
+    path_argument,
+    prefix_and_tools,
+    read_all,
+    read_json,
+    read_text,
+    say,
+    terminal_line,
+    text_chunks,
+    write_file,
+    write_out,
+)
 
+EXIT_PARSE_ERROR = 1
 EXIT_INPUT_ERROR = 2
+EXIT_BUG = 70
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # what a shell shows for a tool that SIGPIPE ended
+
+
+class ParseFailed(Exception):
+    """The parser refused the model output (or its message cannot be written): exit 1."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
-        return EXIT_INPUT_ERROR
     try:
-        return args.run(args)
-    except (TemplateError, PatternError, FileNotFoundError, json.JSONDecodeError) as e:
+        return _main(argv)
+    except KeyboardInterrupt:
         if os.environ.get("RTC_DEBUG"):
             raise
-        print(f"rtc: error: {e}", file=sys.stderr)
+        sys.stderr.write("\n")
+        say("rtc: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (rtc parse ... | head): stop quietly; the interpreter's last
+        # flush of stdout must not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return EXIT_INPUT_ERROR
+        return args.run(args)
+    except SystemExit as e:  # --help, --version
+        return e.code if isinstance(e.code, int) else 0
+    except ParseFailed as e:
+        if os.environ.get("RTC_DEBUG"):
+            raise
+        say(f"rtc: parse error: {e}")
+        return EXIT_PARSE_ERROR
+    except (InputError, TemplateError, PatternError) as e:
+        if os.environ.get("RTC_DEBUG"):
+            raise
+        say(f"rtc: error: {e}")
         return EXIT_INPUT_ERROR
+    except OSError as e:
+        if os.environ.get("RTC_DEBUG"):
+            raise
+        where = f"{e.filename}: " if e.filename is not None else ""
+        say(f"rtc: error: {where}{e.strerror or e}")
+        return EXIT_INPUT_ERROR
+    except Exception as e:
+        if os.environ.get("RTC_DEBUG"):
+            raise
+        say(f"rtc: internal error (a bug in rtc; RTC_DEBUG=1 shows the traceback): "
+            f"{type(e).__name__}: {e}")
+        return EXIT_BUG
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        # One line, as every other error, instead of argparse's usage block and exit.
+        raise InputError(f"{message} (see {self.prog} --help)")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="rtc", description="Compile response templates into standalone parsers."
     )
     parser.add_argument("--version", action="version", version=f"rtc {__version__}")
@@ -50,8 +119,9 @@ def _parser() -> argparse.ArgumentParser:
         description="TEMPLATE is a template JSON file, a tokenizer_config.json holding "
         "response_template, a model folder, or a bundled grammar name.",
     )
-    compile_.add_argument("template", metavar="TEMPLATE")
-    compile_.add_argument("-o", "--output", help="write here instead of stdout")
+    compile_.add_argument("template", metavar="TEMPLATE", type=path_argument)
+    compile_.add_argument("-o", "--output", type=path_argument,
+                          help="write here instead of stdout")
     compile_.add_argument(
         "--emit",
         choices=["parser", "automaton", "mermaid", "dot", "dfa-mermaid", "dfa-dot"],
@@ -68,12 +138,15 @@ def _parser() -> argparse.ArgumentParser:
     compile_.set_defaults(run=_compile)
 
     parse = commands.add_parser("parse", help="parse a model output and print the message")
-    parse.add_argument("template", metavar="TEMPLATE")
-    parse.add_argument("file", nargs="?", help="the model output (default: stdin)")
+    parse.add_argument("template", metavar="TEMPLATE", type=path_argument)
+    parse.add_argument("file", nargs="?", type=path_argument,
+                       help="the model output (default: stdin)")
     prefix = parse.add_mutually_exclusive_group()
     prefix.add_argument("--prefix", default=None, help="the chat prompt before the output")
-    prefix.add_argument("--prefix-file", help="read the prefix from this file")
-    parse.add_argument("--tools", help="a JSON file with the tools list (JSON schemas)")
+    prefix.add_argument("--prefix-file", type=path_argument,
+                        help="read the prefix from this file")
+    parse.add_argument("--tools", type=path_argument,
+                       help="a JSON file with the tools list (JSON schemas)")
     parse.add_argument("--stream", action="store_true", help="print events as JSON lines")
     parse.add_argument("--openai", action="store_true",
                        help="print chat.completion.chunk objects as JSON lines, live "
@@ -92,17 +165,19 @@ def _parser() -> argparse.ArgumentParser:
         "generations and a table reports how the parser fares (exit 1 only if a stream "
         "parses differently from the whole output).",
     )
-    check.add_argument("template", metavar="TEMPLATE", nargs="?",
+    check.add_argument("template", metavar="TEMPLATE", nargs="?", type=path_argument,
                        help="template file, tokenizer_config.json, model folder or bundled grammar "
                        "(optional with --model: default the folder's response_template)")
-    check.add_argument("--chat-template", help="jinja chat template (default: the grammar's or "
-                       "the model folder's own)")
-    check.add_argument("--meta", help="a grammar meta.json giving the normalisation and tokenizer "
+    check.add_argument("--chat-template", type=path_argument,
+                       help="jinja chat template (default: the grammar's or the model folder's "
+                       "own)")
+    check.add_argument("--meta", type=path_argument,
+                       help="a grammar meta.json giving the normalisation and tokenizer "
                        "(default: the grammar's; with --model, the bundled grammar with the same "
                        "response template)")
     check.add_argument("--examples", type=int, default=300, help="examples to draw (default 300)")
     check.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    check.add_argument("--model", metavar="DIR",
+    check.add_argument("--model", metavar="DIR", type=path_argument,
                        help="a local Hugging Face model folder: its chat template renders, its "
                        "tokenizer chunks the streams (offline, HF_HUB_OFFLINE=1)")
     check.add_argument("--generate", action="store_true",
@@ -127,37 +202,31 @@ def _compile(args: argparse.Namespace) -> int:
 
     template = resolve_template(args.template)
     if args.emit == "automaton":
-        text = json.dumps(automaton_data(template), indent=1, ensure_ascii=False) + "\n"
+        text = json_text(automaton_data(template), indent=1) + "\n"
     elif args.emit != "parser":
-        diagram = _diagram(args, automaton_data(template))
-        if diagram is None:
-            return EXIT_INPUT_ERROR
-        text = diagram
+        text = _diagram(args, automaton_data(template))
     else:
         text = generate_module(template, openai=args.openai)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"rtc: wrote {args.output} ({len(text.encode('utf-8')):,} bytes)", file=sys.stderr)
+        write_file(args.output, text, "-o ")
+        say(f"rtc: wrote {args.output} ({len(text.encode('utf-8')):,} bytes)")
     else:
-        sys.stdout.write(text)
+        write_out(text)
     return 0
 
 
-def _diagram(args: argparse.Namespace, data: dict) -> str | None:
-    """The diagram ``--emit`` asks for, or None after printing why there is none."""
+def _diagram(args: argparse.Namespace, data: dict) -> str:
+    """The diagram ``--emit`` asks for."""
     from ..codegen import diagram
 
     if args.emit in diagram.EMITTERS:
         return diagram.EMITTERS[args.emit](data) + "\n"
     if args.delimiter is None:
-        print(f"rtc: error: --emit {args.emit} draws one delimiter: give --delimiter",
-              file=sys.stderr)
-        return None
+        raise InputError(f"--emit {args.emit} draws one delimiter: give --delimiter")
     try:
         index = diagram.find_delimiter(data, args.delimiter)
     except KeyError as e:
-        print(f"rtc: error: {e.args[0]}", file=sys.stderr)
-        return None
+        raise InputError(e.args[0]) from None
     return diagram.DFA_EMITTERS[args.emit](data, index) + "\n"
 
 
@@ -167,44 +236,54 @@ def _parse(args: argparse.Namespace) -> int:
     if batch.requested(args):
         return batch.run(args)
     template = resolve_template(args.template)
+    prefix, tools = prefix_and_tools(args)
     module = load_parser(template)
-    if args.prefix_file:
-        prefix = Path(args.prefix_file).read_text(encoding="utf-8")
-    else:
-        prefix = args.prefix if args.prefix is not None else ""
-    tools = json.loads(Path(args.tools).read_text(encoding="utf-8")) if args.tools else None
-    source = open(args.file, encoding="utf-8") if args.file else sys.stdin
+    name = args.file if args.file is not None else "stdin"
+    source = open_input(args.file)
     try:
         if args.openai:
-            return _parse_openai(template, prefix, tools, source)
+            return _parse_openai(template, prefix, tools, source, name)
         if not args.stream:
-            message = module.parse_response(source.read(), prefix=prefix, tools=tools)
-            print(json.dumps(message, ensure_ascii=False, indent=2))
+            text = read_all(source, name)
+            message = _parsing(module.parse_response, text, prefix=prefix, tools=tools)
+            write_out(_json(message, indent=2) + "\n")
             return 0
-        parser = module.ResponseParser(prefix, tools=tools)
+        parser = _parsing(module.ResponseParser, prefix, tools=tools)
         for event in parser.initial_events:
             _print_event(event)
-        while True:
-            # Read what is available, not whole lines: a generator streams tokens.
-            chunk = source.readline(64) if source is sys.stdin else source.read(4096)
-            if not chunk:
-                break
-            for event in parser.feed(chunk):
+        for text in text_chunks(source, name):
+            for event in _parsing(parser.feed, text):
                 _print_event(event)
-        message, events = parser.finalize()
+        message, events = _parsing(parser.finalize)
         for event in events:
             _print_event(event)
-        print(json.dumps({"type": "message", "message": message}, ensure_ascii=False))
+        _print_event({"type": "message", "message": message})
         return 0
-    except ValueError as e:
-        print(f"rtc: parse error: {e}", file=sys.stderr)
-        return 1
     finally:
-        if source is not sys.stdin:
+        if args.file is not None:
             source.close()
 
 
-def _parse_openai(template, prefix, tools, source) -> int:
+def _parsing(call, *args, **kwargs):
+    """``call(*args, **kwargs)``; what it raises is the model output's failure to parse."""
+    try:
+        return call(*args, **kwargs)
+    except RecursionError:
+        raise ParseFailed("the output is nested too deeply (Python's recursion limit)") from None
+    except ValueError as e:  # what the reference raises for an output it cannot parse
+        raise ParseFailed(str(e)) from e
+    except Exception as e:  # e.g. a TypeError from a malformed schema in --tools
+        raise ParseFailed(f"{type(e).__name__}: {e}") from e
+
+
+def _json(value: object, indent: int | None = None) -> str:
+    try:
+        return json_text(value, indent=indent)
+    except ValueError as e:  # nested too deeply to write
+        raise ParseFailed(str(e)) from None
+
+
+def _parse_openai(template, prefix, tools, source, name: str) -> int:
     """``rtc parse --stream --openai``: one chat.completion.chunk per line, live."""
     import time
     import uuid
@@ -218,39 +297,51 @@ def _parse_openai(template, prefix, tools, source) -> int:
         for delta in deltas:
             _print_event(chunk(delta, id=completion, created=created, finish_reason=finish_reason))
 
-    stream = DeltaStream(template, prefix, tools=tools)
+    stream = _parsing(DeltaStream, template, prefix, tools=tools)
     emit(stream.initial_deltas)
-    while True:
-        text = source.readline(64) if source is sys.stdin else source.read(4096)
-        if not text:
-            break
-        emit(stream.feed(text))
-    emit(stream.finish())
+    for text in text_chunks(source, name):
+        emit(_parsing(stream.feed, text))
+    emit(_parsing(stream.finish))
     emit([{}], stream.finish_reason)
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
+    from ..roundtrip import ChatTemplateError
+
+    try:
+        return _check_round_trip(args)
+    except ChatTemplateError as e:
+        source = args.chat_template or args.model or f"of {args.template}"
+        raise InputError(f"chat template {source}: {e}") from None
+
+
+def _check_round_trip(args: argparse.Namespace) -> int:
     from ..roundtrip import check
     from ..roundtrip.tokenizers import TokenChunker, TokenizerUnavailable, load_chunker
     from .resolve import GRAMMARS, grammar_dir
 
     if args.generate and not args.model:
-        print("rtc: error: --generate needs --model DIR", file=sys.stderr)
-        return EXIT_INPUT_ERROR
+        raise InputError("--generate needs --model DIR")
     if not args.template and not args.model:
-        print("rtc: error: give a TEMPLATE or --model DIR", file=sys.stderr)
-        return EXIT_INPUT_ERROR
+        raise InputError("give a TEMPLATE or --model DIR")
+    for flag, value in (("--examples", args.examples), ("--samples", args.samples),
+                        ("--max-new-tokens", args.max_new_tokens)):
+        if value < 1:
+            raise InputError(f"{flag} must be at least 1, got {value}")
     template = resolve_template(args.template) if args.template else None
     folder = grammar_dir(args.template) if args.template else None
     meta_path = Path(args.meta) if args.meta else (folder / "meta.json" if folder else None)
     meta: dict | None = None
-    if meta_path and meta_path.exists():
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    if meta_path and (args.meta or meta_path.exists()):
+        meta = read_json(str(meta_path), "--meta " if args.meta else "")
+        if not isinstance(meta, dict):
+            raise InputError(f"{meta_path}: expected a JSON object")
     chat_path = args.chat_template
+    what = "--chat-template " if chat_path is not None else ""
     if chat_path is None and folder and not args.model:
         chat_path = folder / "chat_template.jinja"
-    chat_template = Path(chat_path).read_text(encoding="utf-8") if chat_path else None
+    chat_template = read_text(str(chat_path), what) if chat_path else None
     chunker: TokenChunker | None
 
     if args.model:
@@ -261,53 +352,51 @@ def _check(args: argparse.Namespace) -> int:
                                       meta=meta, grammars=GRAMMARS)
             source = (f"grammar {model.grammar}" if model.grammar else "--meta" if args.meta
                       else f"grammar {folder.name}" if meta and folder else "defaults")
-            print(f"rtc check: model folder {model.path} (normalisation: {source})",
-                  file=sys.stderr)
+            say(f"rtc check: model folder {model.path} (normalisation: {source})")
             if args.generate:
                 from ..roundtrip.generate import report_generations
 
                 return report_generations(model, args.samples, seed=args.seed,
                                           max_new_tokens=args.max_new_tokens, show=args.show)
         except (ImportError, OSError) as e:  # no transformers/torch, no weights in the folder
-            if os.environ.get("RTC_DEBUG") or isinstance(e, FileNotFoundError):
+            if isinstance(e, FileNotFoundError):
                 raise
-            print(f"rtc: error: {e}", file=sys.stderr)
-            return EXIT_INPUT_ERROR
+            raise InputError(str(e)) from e
         template, chat_template = model.template, model.chat_template
         meta = {**model.meta, "normalise": model.normalise, "variables": model.variables,
                 "reserved": model.reserved}
         chunker = model.chunker()
     else:
         if chat_template is None:
-            raise FileNotFoundError(
+            raise InputError(
                 "--chat-template is required for a template that is not a bundled grammar")
         meta = meta or {}
         try:
             chunker = load_chunker(meta.get("tokenizer"))
         except TokenizerUnavailable as e:
-            print(f"rtc check: {e}; chunking at random only", file=sys.stderr)
+            say(f"rtc check: {e}; chunking at random only")
             chunker = None
     assert template is not None and chat_template is not None and meta is not None
     chunking = f", token chunks from {chunker.name}" if chunker is not None else ""
-    print(f"rtc check: {args.examples} examples, seed {args.seed}{chunking}", file=sys.stderr)
+    say(f"rtc check: {args.examples} examples, seed {args.seed}{chunking}")
     report = check(template, chat_template, examples=args.examples, seed=args.seed,
                    normalise=meta.get("normalise"), variables=meta.get("variables"),
                    reserved=meta.get("reserved"), chunker=chunker)
     for finding in report.findings:
-        print(f"finding: {finding}")
+        _print_line(f"finding: {finding}")
     if report.chunking_errors:
-        print(f"note: {len(report.chunking_errors)} outputs the tokenizer does not decode back, "
-              f"streamed at random only; first: {report.chunking_errors[0]}")
+        _print_line(f"note: {len(report.chunking_errors)} outputs the tokenizer does not decode "
+                    f"back, streamed at random only; first: {report.chunking_errors[0]}")
     if report.ok:
         tokens = (f", and at token boundaries ({report.token_streams} streams, "
                   f"{report.token_chunks} token chunks)" if chunker is not None else "")
-        print(f"ok: {report.examples} round trips, whole and streamed{tokens}")
+        _print_line(f"ok: {report.examples} round trips, whole and streamed{tokens}")
         return 0
     case = report.counterexample
     assert case is not None
-    print(f"counterexample ({case['kind']}), after {report.examples} examples, shrunk:")
+    _print_line(f"counterexample ({case['kind']}), after {report.examples} examples, shrunk:")
     for key in ("message", "tools", "output", "expected", "got", "chunks"):
-        print(f"  {key}: {json.dumps(case.get(key), ensure_ascii=False)}")
+        _print_line(f"  {key}: {json_text(case.get(key))}")
     return 1
 
 
@@ -324,13 +413,17 @@ def _list(args: argparse.Namespace) -> int:
         extension = f" (extension: {', '.join(used)})" if used else ""
         rows.append((folder.name, families + extension))
     width = max((len(name) for name, _ in rows), default=0)
-    for name, families in rows:
-        print(f"{name.ljust(width)}  {families}")
+    write_out("".join(f"{name.ljust(width)}  {families}\n" for name, families in rows))
     return 0
 
 
 def _print_event(event: dict) -> None:
-    print(json.dumps(event, ensure_ascii=False), flush=True)
+    write_out(_json(event) + "\n")
+
+
+def _print_line(text: str) -> None:
+    """One line of a report on stdout, which may quote the template or the output."""
+    write_out(terminal_line(text) + "\n")
 
 
 if __name__ == "__main__":

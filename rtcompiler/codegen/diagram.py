@@ -49,20 +49,23 @@ def delimiter_text(delimiter: dict) -> str:
     return "/" + _visible(delimiter["source"]) + "/"
 
 
+_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
 def _visible(text: str) -> str:
-    """``text`` with control characters spelled as escapes, so it fits on one line."""
+    """``text`` with every character that does not print (controls, line and paragraph
+    separators, bidirectional and other format characters) spelled as an escape, so that
+    it shows on one line as it is."""
     out = []
     for ch in text:
-        if ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
+        if ch.isprintable() or ch == " ":
             out.append(ch)
+        elif ch in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[ch])
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                       else f"\\U{code:08x}")
     return "".join(out)
 
 
@@ -93,13 +96,14 @@ def region_edges(data: dict) -> Iterator[tuple[int | None, int, str]]:
 # -- Mermaid -------------------------------------------------------------------------------
 
 # Characters that mean something to Mermaid's parser (or to the HTML it renders into)
-# are written as its "#code;" entities.
-_MERMAID_ESCAPE = set('"#&<>|`')
+# are written as its "#code;" entities; "%" too, since Mermaid looks for "%%{...}%%"
+# directives anywhere in the text, labels included.
+_MERMAID_ESCAPE = set('"#&<>|`%')
 
 
 def mermaid_text(text: str) -> str:
-    """``text`` as the inside of a quoted Mermaid label."""
-    return "".join(f"#{ord(ch)};" if ch in _MERMAID_ESCAPE else ch for ch in text)
+    """``text`` as the inside of a quoted Mermaid label, on one line."""
+    return "".join(f"#{ord(ch)};" if ch in _MERMAID_ESCAPE else ch for ch in _visible(text))
 
 
 def region_mermaid(data: dict) -> str:
@@ -123,8 +127,8 @@ def region_mermaid(data: dict) -> str:
 
 
 def dot_text(text: str) -> str:
-    """``text`` as a double-quoted dot string (backslashes kept literal)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """``text`` as a double-quoted dot string on one line (backslashes kept literal)."""
+    return '"' + _visible(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def region_dot(data: dict) -> str:
@@ -264,7 +268,7 @@ def dfa_graph(regex_data: dict) -> tuple[list[int], set[int], list[tuple[int, st
 
 def _comment(source: str) -> str:
     # Mermaid reads "{" in a comment as the start of a directive; nothing here renders.
-    return mermaid_text(_visible(source)).replace("{", "#123;").replace("}", "#125;")
+    return mermaid_text(source).replace("{", "#123;").replace("}", "#125;")
 
 
 def dfa_mermaid(data: dict, index: int) -> str:

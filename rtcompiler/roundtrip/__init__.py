@@ -12,6 +12,6 @@ normalisation. It also reports static findings about the template.
 """
 
 from .check import CheckReport, check
-from .render import ChatRenderer
+from .render import ChatRenderer, ChatTemplateError
 
-__all__ = ["ChatRenderer", "CheckReport", "check"]
+__all__ = ["ChatRenderer", "ChatTemplateError", "CheckReport", "check"]

@@ -20,13 +20,13 @@ from typing import Any
 import jinja2
 from hypothesis import HealthCheck, assume, find, settings
 from hypothesis import strategies as st
-from hypothesis.errors import NoSuchExample
+from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from ..automata import compile_regex
 from ..codegen import load_parser
 from ..template import Template
 from . import strategies
-from .render import ChatRenderer
+from .render import ChatRenderer, ChatTemplateError
 from .tokenizers import ChunkingError
 
 DEFAULT_NORMALISE: dict[str, Any] = {
@@ -185,7 +185,7 @@ def check(
     if chunker is not None:
         report.chunker = getattr(chunker, "name", None) or getattr(chunker, "__name__", "chunker")
     module = load_parser(template)
-    renderer = ChatRenderer(chat_template, variables)
+    renderer = usable_renderer(chat_template, variables)
     banned = reserved_strings(template, chat_template, reserved)
     history = [{"role": "user", "content": "Hello"}]
 
@@ -261,9 +261,25 @@ def check(
         )
     except NoSuchExample:
         return report
+    except Unsatisfiable:
+        first = f": {report.refused[0]}" if report.refused else ""
+        raise ChatTemplateError(f"it refuses every message drawn{first}") from None
     failure(smallest)  # recompute the details for the shrunk case
     report.counterexample = smallest
     return report
+
+
+def usable_renderer(chat_template: str, variables: dict | None = None) -> ChatRenderer:
+    """The chat template's renderer, once it has rendered a plain answer, or
+    :class:`ChatTemplateError`: a template that cannot be used fails at once, not in the
+    search, which would shrink its failure at length."""
+    renderer = ChatRenderer(chat_template, variables)
+    try:
+        renderer.assistant_turn([{"role": "user", "content": "Hello"}],
+                                {"role": "assistant", "content": "Hi"})
+    except jinja2.exceptions.TemplateError:
+        pass  # it refuses this message (raise_exception); others may do
+    return renderer
 
 
 def static_findings(

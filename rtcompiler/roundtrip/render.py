@@ -87,33 +87,48 @@ def _with_reasoning_aliases(messages: list[dict]) -> list[dict]:
     return out
 
 
+class ChatTemplateError(ValueError):
+    """A chat template that cannot be used: it does not compile, it fails while rendering
+    (other than by refusing the messages, with ``raise_exception``), or the conversation
+    it renders does not extend its generation prompt."""
+
+
 class ChatRenderer:
     """A compiled chat template plus the variables a tokenizer would pass (``bos_token``, ...)."""
 
     def __init__(self, source: str, variables: dict[str, Any] | None = None) -> None:
-        self.template = environment().from_string(source)
+        try:
+            self.template = environment().from_string(source)
+        except jinja2.exceptions.TemplateSyntaxError as e:
+            raise ChatTemplateError(f"line {e.lineno}: {e.message}") from e
         self.variables = dict(variables or {})
 
     def render(self, messages: list[dict], tools: list[dict] | None = None,
                add_generation_prompt: bool = False, **variables: Any) -> str:
         context = {**self.variables, **variables}
-        return self.template.render(
-            messages=_with_reasoning_aliases(json.loads(json.dumps(messages))),
-            tools=tools,
-            add_generation_prompt=add_generation_prompt,
-            **context,
-        )
+        try:
+            return self.template.render(
+                messages=_with_reasoning_aliases(json.loads(json.dumps(messages))),
+                tools=tools,
+                add_generation_prompt=add_generation_prompt,
+                **context,
+            )
+        except jinja2.exceptions.TemplateError:
+            raise  # the template refuses these messages (raise_exception, an undefined name)
+        except Exception as e:
+            raise ChatTemplateError(f"rendering fails: {type(e).__name__}: {e}") from e
 
     def assistant_turn(self, history: list[dict], message: dict,
                        tools: list[dict] | None = None) -> tuple[str, str]:
         """``(prompt, output)``: the prompt up to the generation prompt, and what follows it.
 
-        Raises ``ValueError`` when the rendering with the message does not start
-        with the generation prompt (the template rewrites history, so the turn
+        Raises :class:`ChatTemplateError` when the rendering with the message does not
+        start with the generation prompt (the template rewrites history, so the turn
         cannot be cut out).
         """
         prompt = self.render(history, tools, add_generation_prompt=True)
         full = self.render(history + [message], tools)
         if not full.startswith(prompt):
-            raise ValueError("the rendered conversation does not start with the generation prompt")
+            raise ChatTemplateError(
+                "the rendered conversation does not start with the generation prompt")
         return prompt, full[len(prompt):]

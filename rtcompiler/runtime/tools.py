@@ -105,6 +105,12 @@ def coerce_argument(raw: str, types: tuple) -> object:
                     return decoded
         except ValueError:
             continue
+        except RecursionError:
+            # The reference crashes here; a bad output is a ValueError.
+            raise ValueError(
+                f"tools: an argument is nested too deeply to decode as {name} "
+                "(Python's recursion limit)"
+            ) from None
     # "string", unknown type names and failed casts all keep the text.
     return raw
 

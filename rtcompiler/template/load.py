@@ -439,6 +439,8 @@ def load_template_file(path: str | os.PathLike[str]) -> Template:
         raise TemplateError(
             name, f"not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
         ) from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise TemplateError(name, f"not valid JSON: {e}") from None
     except RecursionError:
         raise TemplateError(name, "JSON nested too deeply") from None
     if not isinstance(data, dict):

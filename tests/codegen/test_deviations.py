@@ -32,3 +32,32 @@ def test_unsupported_patterns_are_refused_up_front(spec, path):
         generate_module(load_template(spec))
     assert caught.value.path == path
     assert "lookbehind" in str(caught.value)
+
+
+def test_json_nested_too_deeply_is_a_value_error():
+    from rtcompiler.cli.resolve import resolve_template
+
+    deep = "[" * 5000 + "]" * 5000
+    qwen3 = resolve_template("qwen3")
+    output = '<tool_call>\n{"name": "f", "arguments": ' + deep + "}\n</tool_call><|im_end|>"
+    with pytest.raises(RecursionError):
+        reference_parse(output, qwen3.raw, prefix="")
+    module = load_parser(qwen3)
+    with pytest.raises(ValueError, match="nested too deeply") as caught:
+        module.parse_response(output, prefix="")
+    assert type(caught.value) is ValueError
+    parser = module.ResponseParser("")
+    with pytest.raises(ValueError, match="nested too deeply"):
+        for k in range(0, len(output), 7):
+            parser.feed(output[k:k + 7])
+        parser.finalize()
+    # A text argument that the tools type as an array.
+    coder = resolve_template("qwen3_coder")
+    output = ("<tool_call>\n<function=f>\n<parameter=a>\n" + deep
+              + "\n</parameter>\n</function>\n</tool_call><|im_end|>")
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"type": "array"}}}}}]
+    with pytest.raises(RecursionError):
+        reference_parse(output, coder.raw, prefix="", tools=tools)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        load_parser(coder).parse_response(output, prefix="", tools=tools)

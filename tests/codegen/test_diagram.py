@@ -129,6 +129,26 @@ def test_without_an_implicit_field_the_outside_is_a_null_sink():
     assert '"open #34;#124;#34;"' in region_mermaid(data)
 
 
+def test_labels_cannot_break_a_line_or_hold_a_directive():
+    # Field names and literals are the template author's: any text at all.
+    sneaky = "a\n%%{init: {'theme': 'dark'}}%%\u2028\x85\u202e\tb"
+    t = load_template({"start_anchor": "A" + sneaky, "fields": {
+        sneaky: {"open": "<" + sneaky, "close": "\r\n"}, "content": {}}})
+    data = automaton_data(t)
+    mermaid = region_mermaid(data)
+    nodes, _ = mermaid_shape(mermaid)  # one statement per line, every line as Mermaid reads it
+    assert len(nodes) == 3
+    assert "%%{" not in mermaid and "%" not in "\n".join(mermaid.splitlines()[1:])
+    assert "\\n#37;#37;{init" in mermaid and "\\u2028\\x85\\u202e\\tb" in mermaid
+    dot = region_dot(data)
+    dot_shape(dot)
+    assert len(dot.splitlines()) == len(dot.split("\n")) and "\u2028" not in dot
+    run_dot(dot)
+    for index in range(len(data["delimiters"])):
+        mermaid_shape(dfa_mermaid(data, index))
+        dot_shape(dfa_dot(data, index))
+
+
 def _walk(graph, text: str) -> int:
     """Follow single-character edge labels (or "other") from the initial state."""
     states, _, initial, edges = graph

@@ -29,7 +29,7 @@ from rtcompiler.runtime.content import (
     section_closure,
 )
 
-from .helpers import DIFFERENTIAL, assert_same, outcome
+from .helpers import DIFFERENTIAL, Raised, assert_same, outcome
 
 
 @functools.cache
@@ -338,12 +338,21 @@ def test_json_specific_cases() -> None:
         ("{a:1,{b:2}", {"unquoted_keys": True}),
         ("[{a:1},{b:[{c:2}]}]", {"unquoted_keys": True}),
         ("[" + "9" * 5000 + "]", {"allow_non_json": True}),  # int digit limit: not a fallback
-        ("[" * 100000, {"allow_non_json": True}),  # RecursionError propagates
         ("not json", {"allow_non_json": True, "strip": False}),
         (" not json ", {"allow_non_json": True}),
     ]
     for body, args in cases:
         check("json", args, body)
+
+
+def test_json_nested_too_deeply_is_a_value_error_where_the_reference_crashes() -> None:
+    # docs/deviations.md: not a fallback for allow_non_json either.
+    for args in ({}, {"allow_non_json": True}):
+        ref = reference("json", args, "[" * 100000)
+        assert isinstance(ref, Raised) and ref.type is RecursionError
+        mine = ours("json", args, "[" * 100000)
+        assert isinstance(mine, Raised) and mine.type is ValueError
+        assert "nested too deeply" in mine.message
 
 
 # --- xml-inline -------------------------------------------------------------------------
