@@ -316,7 +316,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _check_round_trip(args: argparse.Namespace) -> int:
-    from ..grammars import resolve_grammar
+    from ..grammars import resolve_grammar, validate_meta
     from ..roundtrip import check
     from ..roundtrip.tokenizers import TokenChunker, TokenizerUnavailable, load_chunker
 
@@ -332,9 +332,7 @@ def _check_round_trip(args: argparse.Namespace) -> int:
     grammar = resolve_grammar(args.template) if args.template else None
     meta: dict | None = None
     if args.meta:
-        meta = read_json(args.meta, "--meta ")
-        if not isinstance(meta, dict):
-            raise InputError(f"{args.meta}: expected a JSON object")
+        meta = validate_meta(read_json(args.meta, "--meta "), args.meta)
     elif grammar is not None:
         meta = grammar.meta
     chat_template: str | None = None
@@ -363,25 +361,24 @@ def _check_round_trip(args: argparse.Namespace) -> int:
                 raise
             raise InputError(str(e)) from e
         template, chat_template = model.template, model.chat_template
-        meta = {**model.meta, "normalise": model.normalise, "variables": model.variables,
-                "reserved": model.reserved}
+        normalise, variables, reserved = model.normalise, model.variables, model.reserved
         chunker = model.chunker()
     else:
         if chat_template is None:
             raise InputError(
                 "--chat-template is required for a template that is not a bundled grammar")
         meta = meta or {}
+        normalise, variables, reserved = meta.get("normalise"), None, meta.get("reserved")
         try:
             chunker = load_chunker(meta.get("tokenizer"))
         except TokenizerUnavailable as e:
             say(f"rtc check: {e}; chunking at random only")
             chunker = None
-    assert template is not None and chat_template is not None and meta is not None
+    assert template is not None and chat_template is not None
     chunking = f", token chunks from {chunker.name}" if chunker is not None else ""
     say(f"rtc check: {args.examples} examples, seed {args.seed}{chunking}")
     report = check(template, chat_template, examples=args.examples, seed=args.seed,
-                   normalise=meta.get("normalise"), variables=meta.get("variables"),
-                   reserved=meta.get("reserved"), chunker=chunker)
+                   normalise=normalise, variables=variables, reserved=reserved, chunker=chunker)
     for finding in report.findings:
         _print_line(f"finding: {finding}")
     if report.chunking_errors:

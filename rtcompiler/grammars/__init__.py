@@ -6,6 +6,10 @@ conversations, a ``meta.json`` and a ``README.md``. The folders are read through
 :mod:`importlib.resources`, so they are found the same way in a checkout, in an
 installed wheel and in a zip.
 
+``meta.json`` follows one schema, ``meta.schema.json`` beside this module, which
+refuses unknown keys: :func:`validate_meta` checks a grammar's (and ``rtc check
+--meta``'s) against it, :func:`validate_normalise` its ``normalise`` part alone.
+
 A grammar is named ``NAME``, or ``NAME:strict`` for its strict form: the reference's
 exact behaviour, without the robustness extensions a grammar may opt in to. No
 bundled grammar opts in to one yet, so both spellings give the same template today.
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..template import Template, TemplateError, load_template, load_template_file
+from ..template.load import child_path
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -37,6 +42,7 @@ if TYPE_CHECKING:
 TEMPLATE_FILE = "response_template.json"
 CHAT_TEMPLATE_FILE = "chat_template.jinja"
 META_FILE = "meta.json"
+SCHEMA_FILE = "meta.schema.json"
 STRICT = "strict"
 # The forms a bundled grammar's name may name after a colon.
 FORMS = (STRICT,)
@@ -47,6 +53,10 @@ FORMS_NOTE = ("Each grammar NAME is also NAME:strict, the reference's exact beha
 
 class GrammarError(ValueError):
     """An unknown grammar name or form (one line, naming the known ones)."""
+
+
+class MetaError(GrammarError):
+    """A ``meta.json`` that breaks the schema: names the file, the place and the rule."""
 
 
 def _root() -> Traversable:
@@ -100,8 +110,7 @@ class Grammar:
         text = self.read_text(META_FILE)
         if text is None:
             return None
-        source = str(self.folder / META_FILE) if not self.bundled else f"{self.name}/{META_FILE}"
-        return _meta(text, source)
+        return _meta(text, str(self.folder / META_FILE))
 
 
 def _template(folder: Traversable) -> Template:
@@ -112,10 +121,67 @@ def _template(folder: Traversable) -> Template:
 
 
 def _meta(text: str, source: str) -> dict[str, Any]:
-    data = json.loads(text)
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise MetaError(f"{source}: not valid JSON: {e}") from None
+    return validate_meta(data, source)
+
+
+# -- the meta.json schema ---------------------------------------------------------------
+
+
+@cache
+def meta_schema() -> dict[str, Any]:
+    """``meta.schema.json``: the JSON Schema every ``meta.json`` follows."""
+    return json.loads((_root() / SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+@cache
+def _validator(definition: str | None) -> Any:
+    # Imported here: only what reads a meta.json pays for jsonschema.
+    from jsonschema import Draft202012Validator
+
+    schema = meta_schema()
+    if definition is not None:
+        schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
+    return Draft202012Validator(schema)
+
+
+def validate_meta(data: Any, source: str) -> dict[str, Any]:
+    """``data``, a whole ``meta.json`` read from ``source``, if the schema allows it."""
     if not isinstance(data, dict):
-        raise GrammarError(f"{source}: expected a JSON object")
+        raise MetaError(f"{source}: expected a JSON object")
+    _check(_validator(None), data, source, ())
     return data
+
+
+def validate_normalise(data: Any, source: str = "normalise") -> dict[str, Any]:
+    """``data``, a ``meta.json``'s ``normalise`` object, if the schema allows it."""
+    _check(_validator("normalise"), data, source, ("normalise",))
+    return data
+
+
+def _check(validator: Any, data: Any, source: str, root: tuple[str, ...]) -> None:
+    from jsonschema.exceptions import best_match
+
+    error = best_match(validator.iter_errors(data))
+    if error is None:
+        return
+    place = [*root, *error.absolute_path]
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = error.schema.get("properties", {})
+        unknown = sorted(key for key in error.instance if key not in known)[0]
+        rule = f"unknown key {unknown!r}; known: {', '.join(sorted(known))}"
+    elif error.validator == "oneOf":
+        choices = [" and ".join(map(repr, s.get("required", []))) for s in error.validator_value]
+        rule = f"give exactly one of {' or '.join(choices)}"
+    else:
+        rule = error.message
+    where = ""
+    for step in place:
+        where = child_path(where, step)
+    raise MetaError(f"{source}: {where}: {rule}" if where else f"{source}: {rule}")
 
 
 def _known() -> str:

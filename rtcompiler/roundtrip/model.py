@@ -115,6 +115,6 @@ def load_model_folder(path: str | os.PathLike[str], template: Template | None = 
     reserved = sorted(set(meta.get("reserved") or []) | set(added))
     return ModelFolder(
         path=folder, tokenizer=tokenizer, template=template, chat_template=chat_template,
-        meta=meta, grammar=grammar, variables={**(meta.get("variables") or {}), **variables},
+        meta=meta, grammar=grammar, variables=variables,
         reserved=reserved, end_of_turn=_eos_tokens(folder, tokenizer),
     )
