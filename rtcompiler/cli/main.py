@@ -16,6 +16,7 @@ import os
 import sys
 
 from .. import __version__
+from .._extras import MissingExtra, require
 from ..dialect.errors import PatternError
 from ..grammars import GrammarError, resolve_template
 from ..template import TemplateError
@@ -79,7 +80,7 @@ def _main(argv: list[str] | None) -> int:
             raise
         say(f"rtc: parse error: {e}")
         return EXIT_PARSE_ERROR
-    except (InputError, TemplateError, PatternError, GrammarError) as e:
+    except (InputError, TemplateError, PatternError, GrammarError, MissingExtra) as e:
         if os.environ.get("RTC_DEBUG"):
             raise
         say(f"rtc: error: {e}")
@@ -306,6 +307,7 @@ def _parse_openai(template, prefix, tools, source, name: str) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    _require_check_extras(args)
     from ..roundtrip import ChatTemplateError
 
     try:
@@ -313,6 +315,14 @@ def _check(args: argparse.Namespace) -> int:
     except ChatTemplateError as e:
         source = args.chat_template or args.model or f"of {args.template}"
         raise InputError(f"chat template {source}: {e}") from None
+
+
+def _require_check_extras(args: argparse.Namespace) -> None:
+    needs: dict[str, list[str]] = {"check": ["hypothesis"]}
+    if args.model:
+        # torch first: transformers imported without it prints a warning of its own.
+        needs["models"] = ["torch", "transformers"] if args.generate else ["transformers"]
+    require("rtc check --model" if args.model else "rtc check", **needs)
 
 
 def _check_round_trip(args: argparse.Namespace) -> int:

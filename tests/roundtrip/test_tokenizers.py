@@ -172,7 +172,8 @@ def test_without_mistral_common_the_message_says_to_install_it(monkeypatch, caps
 
     monkeypatch.setitem(sys.modules, "mistral_common", None)  # import fails
     tokenizers.tekkenizer.cache_clear()
-    with pytest.raises(TokenizerUnavailable, match=r"pip install mistral-common.*dev extra"):
+    with pytest.raises(TokenizerUnavailable,
+                       match=r"'models' extra brings: pip install 'rtcompiler\[models\]'"):
         load_chunker(_meta("mistral")["tokenizer"])
     # rtc check says so and still checks, chunking at random.
     assert main(["check", "mistral", "--examples", "20"]) == 0
