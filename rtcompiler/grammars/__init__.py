@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -37,7 +38,10 @@ from ..template import Template, TemplateError, load_template, load_template_fil
 from ..template.load import child_path
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 TEMPLATE_FILE = "response_template.json"
 CHAT_TEMPLATE_FILE = "chat_template.jinja"
@@ -89,7 +93,12 @@ class Grammar:
     def read_text(self, file: str) -> str | None:
         """The text of one of the folder's files, or None when the folder has no such file."""
         entry = self.folder / file
-        return entry.read_text(encoding="utf-8") if entry.is_file() else None
+        if not entry.is_file():
+            return None
+        try:
+            return entry.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise GrammarError(f"{entry}: not UTF-8 text (byte {e.start})") from None
 
     @property
     def spec(self) -> Any:

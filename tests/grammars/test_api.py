@@ -27,7 +27,7 @@ FOLDERS = PACKAGE / "grammars"
 def test_names_are_the_folders_holding_a_response_template():
     on_disk = sorted(p.name for p in FOLDERS.iterdir() if (p / "response_template.json").is_file())
     assert list(grammars.names()) == on_disk
-    assert len(on_disk) == 16 and "qwen3" in on_disk
+    assert len(on_disk) >= 16 and "qwen3" in on_disk
 
 
 def test_a_grammar_reads_its_folders_files():
@@ -132,7 +132,8 @@ def test_the_grammars_load_from_a_zip(tmp_path):
     done = subprocess.run([sys.executable, "-c", "import sys\n" + script, str(archive)],
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [16, "qwen3", {"role": "assistant", "content": "Hi!"}]
+    assert json.loads(done.stdout) == [
+        len(grammars.names()), "qwen3", {"role": "assistant", "content": "Hi!"}]
 
 
 def _imports(path: Path) -> set[str]:

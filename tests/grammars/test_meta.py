@@ -119,3 +119,13 @@ def test_docs_list_exactly_the_schemas_keys():
         schema["$defs"]["normalise"]["properties"])
     assert _documented_keys("`meta.json` `ambiguities`") == set(
         schema["$defs"]["ambiguity"]["properties"])
+
+
+def test_a_meta_that_is_not_json_or_not_utf8_is_one_line(tmp_path):
+    folder = _grammar_with(tmp_path, lambda m: None)
+    for data, rule in ((b"{", "not valid JSON"), (b'{"families": ["\xe9"]}', "not UTF-8 text")):
+        (folder / "meta.json").write_bytes(data)
+        run = rtc_here("check", str(folder), "--examples", "1")
+        assert run.code == 2
+        [line] = run.error_lines()
+        assert line.startswith(f"rtc: error: {folder / 'meta.json'}: {rule}"), line
