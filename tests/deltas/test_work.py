@@ -31,8 +31,8 @@ import pytest
 from rtcompiler import compile_template
 from rtcompiler.automata import compile_regex
 from rtcompiler.cli.main import main as rtc_main
-from rtcompiler.cli.resolve import resolve_template
 from rtcompiler.codegen import generate_module
+from rtcompiler.grammars import resolve_template
 from rtcompiler.openai import DeltaStream as PackageDeltaStream
 from rtcompiler.openai import accumulate
 from rtcompiler.runtime.openai import DeltaStream, openai_plan
