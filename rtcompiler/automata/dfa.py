@@ -191,7 +191,8 @@ class Dfa:
                 if len(self.keys) > max_states:
                     raise PatternError(
                         "pattern too complex", 0, self.nfa.source,
-                        detail=f"pattern needs more than {max_states} DFA states",
+                        detail=f"the pattern needs more than {max_states} DFA states, "
+                        "rtcompiler's limit",
                     )
                 self.eof_answers[sid] = self._compute_eof(sid)
                 if self.is_dead(sid):
@@ -205,9 +206,9 @@ class Dfa:
         except _OverBudget:
             raise PatternError(
                 "pattern too complex", 0, self.nfa.source,
-                detail=f"pattern needs more than {max_work} units of work to build its DFA "
-                f"tables ({len(self.keys)} states of {self.alphabet.size} character classes "
-                "so far)",
+                detail=f"building the pattern's DFA tables needs more than {max_work} units "
+                f"of work, rtcompiler's limit ({len(self.keys)} states of "
+                f"{self.alphabet.size} character classes so far)",
             ) from None
         finally:
             self.work = counted.reads

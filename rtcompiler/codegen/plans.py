@@ -92,9 +92,9 @@ def _check_tag_pattern(pattern: str, where: str) -> None:
     that can never parse such a region is better refused up front.)
     """
     try:
-        compile_regex(pattern)
+        compile_regex(pattern).dfa.build_all()  # the tables the module embeds
     except PatternError as e:
-        raise TemplateError(where, str(e)) from None
+        raise TemplateError(where, e.detail or str(e)) from None
 
 
 def _content_function(

@@ -17,6 +17,7 @@ the tree. Character sets are not interpreted here but derived from ``regex``
 from __future__ import annotations
 
 import re as _stdlib_re
+from collections.abc import Callable
 
 from . import ast
 from .charsets import ANY, CharSet, derive
@@ -44,6 +45,9 @@ _FUZZY_CONSTRAINT = _stdlib_re.compile(r"(?<![A-Za-z])[eids](?![A-Za-z])")
 _VERBOSE_BRACE = _stdlib_re.compile(r"[\d, \t\n\r\f\v]*")
 # Flags scoped to a group, after its "(?": "i:", "-i:", "is-x:".
 _SCOPED_FLAGS = _stdlib_re.compile(r"([a-zA-Z]*)(?:-([a-zA-Z]+))?([:)])")
+# Lookaheads nested deeper than this are refused: a thread's lookahead obligations nest
+# as deeply, and building a DFA state costs time that grows with their size.
+MAX_LOOKAHEAD_DEPTH = 16
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _ESCAPE_CONSTRUCTS = {
@@ -62,10 +66,33 @@ _ESCAPE_CONSTRUCTS = {
 }
 
 
-def parse_pattern(source: str) -> ast.Pattern:
-    """Parse ``source`` into an :class:`ast.Pattern` or raise :class:`PatternError`."""
+def parse_pattern(source: str, check: Callable[[ast.Pattern], None] | None = None) -> ast.Pattern:
+    """Parse ``source`` into an :class:`ast.Pattern` or raise :class:`PatternError`.
+
+    ``check``, if given, sees the tree before the ``regex`` module compiles the pattern
+    to validate it, and may refuse it: ``regex`` expands counted repetitions, so
+    ``x{1000000000}`` would take it gigabytes (see :func:`read_pattern`).
+    """
+    if check is not None:
+        tree = read_pattern(source)
+        if tree is not None:
+            check(tree)
     _check_with_regex(source)
     return _Reader(source).read()
+
+
+def read_pattern(source: str) -> ast.Pattern | None:
+    """The tree of ``source`` without asking ``regex`` first, or None if it cannot be read.
+
+    For size checks that must come before ``regex`` compiles a pattern. The reader
+    expects a pattern ``regex`` accepts: on anything else it may fail in any way (but
+    always ends: every loop stops at the end of the text), and the pattern is then
+    left to :func:`parse_pattern` to refuse with the right reason.
+    """
+    try:
+        return _Reader(source).read()
+    except Exception:
+        return None
 
 
 def _check_with_regex(source: str) -> None:
@@ -320,6 +347,8 @@ class _Reader:
         first = True
         while True:
             c = self.peek()
+            if c == "":  # regex refuses it first; read_pattern must not loop on it
+                raise self.fail("unterminated character set", start)
             if c == "]" and not first:
                 self.pos += 1
                 break
@@ -367,6 +396,8 @@ class _Reader:
         if rest.startswith(("P<", "<")) and not rest.startswith(("<=", "<!")):
             return self.read_named_group(start)
         if rest.startswith(("=", "!")):
+            if self.lookahead_depth >= MAX_LOOKAHEAD_DEPTH:
+                raise self.fail(f"lookaheads nested more than {MAX_LOOKAHEAD_DEPTH} deep", start)
             self.pos += 3
             self.lookahead_depth += 1
             body = self.read_group_body(start)

@@ -9,6 +9,8 @@ rest of the pattern at every ``(?`` group.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rtcompiler.dialect import parser
 
@@ -68,3 +70,23 @@ def test_fuzzy_constraints_are_still_found(characters_read):
     # A brace regex reads as a literal, far from any fuzzy constraint, is a literal.
     tree = parser.parse_pattern("a{x" * 50 + "}")
     assert tree.source.endswith("}")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="[](){}?:=!<>P^$|\\*+.-axdi0,#", max_size=12))
+def test_reading_without_regex_ends_on_any_text(source):
+    """read_pattern runs before regex has checked the pattern (to size it first): on
+    text regex refuses it may give up, but it must end, and agree when it reads."""
+    tree = parser.read_pattern(source)
+    try:
+        checked = parser.parse_pattern(source)
+    except parser.PatternError:
+        return
+    assert tree == checked
+
+
+@pytest.mark.parametrize("source", ["[", "[a", "[^", "[\\", "(?#", "(?P<a", "\\x1", "("])
+def test_reading_unfinished_patterns_ends(source):
+    parser.read_pattern(source)  # an unterminated "[" used to loop for ever
+    with pytest.raises(parser.PatternError, match="invalid pattern"):
+        parser.parse_pattern(source)
