@@ -38,7 +38,7 @@ class _Module:
     """The pieces of a module being assembled."""
 
     runtime: dict[tuple[str, str], str] = field(default_factory=dict)  # (module, section) -> code
-    regexes: list[str] = field(default_factory=list)  # pattern sources, index = table slot
+    regexes: dict[str, int] = field(default_factory=dict)  # pattern source -> table slot
     data: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
 
@@ -48,9 +48,7 @@ class _Module:
             self.runtime[key] = section(module, name)
 
     def regex(self, source: str) -> int:
-        if source not in self.regexes:
-            self.regexes.append(source)
-        return self.regexes.index(source)
+        return self.regexes.setdefault(source, len(self.regexes))
 
 
 def generate_module(template: Template, *, openai: bool = False) -> str:
