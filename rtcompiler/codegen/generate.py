@@ -25,7 +25,7 @@ from .. import __version__
 from ..automata import compile_regex
 from ..template import Field, Template
 from . import plans
-from .literals import literal
+from .literals import MAX_NESTING, assignment, literal, nesting
 from .sections import section
 
 ENGINE = "rtcompiler.runtime.engine"
@@ -182,11 +182,14 @@ def _region_source(module: _Module, index: int, f: Field) -> str:
 
 def _table(template: Template, regions: list[str], anchor: int) -> str:
     rows = "".join(f"        {r},\n" for r in regions)
+    defaults, before = literal(template.defaults, 4), ""
+    if nesting(template.defaults) >= MAX_NESTING:  # assigned in parts (see assignment)
+        defaults, before = "_DEFAULTS", assignment("_DEFAULTS", template.defaults)
     return (
-        "TABLE = RegionTable(\n"
+        f"{before}TABLE = RegionTable(\n"
         f"    [\n{rows}    ],\n"
         f"    {literal(template.implicit)},\n"
-        f"    {literal(template.defaults, 4)},\n"
+        f"    {defaults},\n"
         f"    _REGEXES[{anchor}],\n"
         ")\n"
     )

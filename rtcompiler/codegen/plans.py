@@ -6,8 +6,9 @@ prepared at compile time (``_ARGS_i...`` data), then the field's transform: writ
 out as one expression (a dict display whose values are subscripts of the parsed value
 and the captures, every key and literal emitted by ``literal``), with the pre-built
 node tree ``_TRANSFORM_i`` interpreted instead when a lookup fails, so that errors
-are the reference's. Nested value parsers get functions of their own; an
-``xml-inline`` tag pattern becomes one more compiled regex.
+are the reference's, or always when the transform nests too deeply to be written as
+one expression (see ``literals.MAX_NESTING``). Nested value parsers get functions of
+their own; an ``xml-inline`` tag pattern becomes one more compiled regex.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..dialect.errors import PatternError
 from ..runtime import content as content_runtime
 from ..runtime import transform as transform_runtime
 from ..template import Field, TemplateError
-from .literals import literal
+from .literals import MAX_NESTING, assignment, literal, nesting
 
 if TYPE_CHECKING:
     from .generate import _Module
@@ -60,13 +61,17 @@ def field_function(
         lines.append(f"    return {content_call}")
     else:
         node = f"_TRANSFORM_{index}"
-        module.data.append(f"{node} = {literal(transform_runtime.transform_plan(f.transform))}\n")
+        module.data.append(assignment(node, transform_runtime.transform_plan(f.transform)))
         sections += [(TRANSFORM, s) for s in transform_runtime.transform_sections(f.transform_each)]
         if f.transform_each:
             lines.append(
                 f"    return transform_each({content_call}, captures, {node}, "
                 f"{literal(f.name)})"
             )
+        elif nesting(f.transform) >= MAX_NESTING:
+            # Written out, it would nest as deeply as the transform: too deep for Python's
+            # parser past 200 levels. The node tree, assigned in parts, is interpreted.
+            lines.append(f"    return transform_content({content_call}, captures, {node})")
         else:
             # The transform written out as one expression (a dict literal, typically):
             # walking the node tree cost a few microseconds per tool call. The tree
@@ -112,7 +117,7 @@ def _content_function(
         call = "body.strip()" if plan.args["strip"] else "body"
     else:
         args = f"_ARGS{name}"
-        module.data.append(f"{args} = {literal(plan.args)}\n")
+        module.data.append(assignment(args, plan.args))
         call = f"{plan.function}(body, {args}"
         if plan.function in ("parse_xml_inline", "parse_kv_lines"):
             nested = "None"
