@@ -57,6 +57,9 @@ MAX_DFA_STATES = 10_000
 # tables (and so a generated module and its import) grow with this work; the largest
 # bundled grammar's pattern needs about 10,600 (gpt-oss's tool-call header).
 MAX_DFA_WORK = 500_000
+# Bound on the work of building the tables of all of one template's patterns together:
+# each fits MAX_DFA_WORK, but a few hundred fields could each bring one near it.
+MAX_TEMPLATE_DFA_WORK = 1_000_000
 
 StateKey = tuple  # (threads, seeking, prev)
 
@@ -315,6 +318,45 @@ class Dfa:
                 for m, h in (self.eof_answers[sid] for sid in range(len(self.keys)))
             ],
         }
+
+
+class WorkBudget:
+    """What is left of :data:`MAX_TEMPLATE_DFA_WORK` for one template's tables.
+
+    :meth:`build` builds a pattern's complete tables within the smaller of
+    :data:`MAX_DFA_WORK` and what is left, counting each pattern once; a build
+    already complete (compiling is cached) is counted at what it cost.
+    """
+
+    def __init__(self, total: int = MAX_TEMPLATE_DFA_WORK) -> None:
+        self.left = total
+        self.counted: set[str] = set()
+
+    def build(self, dfa: Dfa) -> None:
+        """Build ``dfa``'s tables and count their work, or raise ``PatternError``."""
+        source = dfa.nfa.source
+        if source in self.counted:
+            return
+        limit = min(MAX_DFA_WORK, self.left)
+        try:
+            dfa.build_all(max_work=limit)
+        except PatternError:
+            if limit < MAX_DFA_WORK and dfa.work > limit:
+                raise self._spent(source) from None
+            raise
+        if dfa.work > self.left:
+            raise self._spent(source)
+        self.left -= dfa.work
+        self.counted.add(source)
+
+    @staticmethod
+    def _spent(source: str) -> PatternError:
+        return PatternError(
+            "template too complex", 0, source,
+            detail="building the DFA tables of all the template's patterns needs more than "
+            f"{MAX_TEMPLATE_DFA_WORK} units of work, rtcompiler's limit for a template "
+            "(this pattern's tables went past it)",
+        )
 
 
 class _OverBudget(Exception):

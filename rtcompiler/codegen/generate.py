@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from ..automata import compile_regex
+from ..automata.dfa import WorkBudget
 from ..template import Field, Template
 from . import plans
 from .literals import MAX_NESTING, assignment, literal, nesting
@@ -41,6 +42,9 @@ class _Module:
     regexes: dict[str, int] = field(default_factory=dict)  # pattern source -> table slot
     data: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
+    # The template's DFA work budget: its delimiters' tables (counted when it loaded)
+    # and then the tag patterns' (see plans._check_tag_pattern).
+    budget: WorkBudget = field(default_factory=WorkBudget)
 
     def need(self, module: str, name: str) -> None:
         key = (module, name)
@@ -58,6 +62,8 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
     output is what it always was, byte for byte.
     """
     module = _Module()
+    for delimiter in _delimiters(template):
+        module.budget.build(compile_regex(delimiter.regex_source).dfa)
     module.need(ENGINE, "engine")
     anchor = module.regex(template.start_anchor.regex_source)
     regions = [_region_source(module, index, f) for index, f in enumerate(template.fields)]
@@ -83,6 +89,12 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
             *extra,
         ]
     )
+
+
+def _delimiters(template: Template) -> list:
+    """The template's delimiters in the order it loads them: fields, then the anchor."""
+    found = [d for f in template.fields for d in (f.open, f.close) if d is not None]
+    return found + [template.start_anchor]
 
 
 def _ordered(runtime: dict[tuple[str, str], str]) -> list[tuple[tuple[str, str], str]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..automata import compile_regex
+from ..automata.dfa import WorkBudget
 from ..dialect.errors import PatternError
 from ..runtime import content as content_runtime
 from ..runtime import transform as transform_runtime
@@ -89,15 +90,16 @@ def field_function(
     return "\n".join(lines) + "\n", sections
 
 
-def _check_tag_pattern(pattern: str, where: str) -> None:
+def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
     """An xml-inline tag pattern must be in our dialect: refuse it when compiling.
 
     (transformers only fails when a region of the field is parsed, with
     ``regex.error``; a generated module cannot raise that type, and a template
-    that can never parse such a region is better refused up front.)
+    that can never parse such a region is better refused up front.) Its tables,
+    which the module embeds, count towards the template's work budget.
     """
     try:
-        compile_regex(pattern).dfa.build_all()  # the tables the module embeds
+        budget.build(compile_regex(pattern).dfa)
     except PatternError as e:
         raise TemplateError(where, e.detail or str(e)) from None
 
@@ -129,7 +131,7 @@ def _content_function(
             if plan.function == "parse_xml_inline":
                 finditer = "None"
                 if plan.tag_pattern is not None:
-                    _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern")
+                    _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern", module.budget)
                     finditer = f"_REGEXES[{module.regex(plan.tag_pattern)}].group_finditer"
                 call += f", {finditer}"
             call += f", {nested}"

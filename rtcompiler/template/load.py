@@ -47,6 +47,7 @@ from typing import Any
 import regex
 
 from ..automata import compile_regex
+from ..automata.dfa import WorkBudget
 from ..automata.nfa import check_size
 from ..dialect import PatternError, parse_pattern, read_pattern
 from .errors import TemplateError, UnsupportedPatternError
@@ -172,8 +173,10 @@ def load_template(spec: Any) -> Template:
             "fields", f"{len(raw_fields)} fields, more than rtcompiler's limit of {MAX_FIELDS}"
         )
 
+    budget = WorkBudget()  # for the tables of all the delimiters together
     fields = tuple(
-        _load_field(name, field_spec, extensions) for name, field_spec in raw_fields.items()
+        _load_field(name, field_spec, extensions, budget)
+        for name, field_spec in raw_fields.items()
     )
 
     implicit = [f.name for f in fields if f.open is None]
@@ -184,7 +187,7 @@ def load_template(spec: Any) -> Template:
             f"outside every other region); found {len(implicit)}: {_quoted(implicit)}",
         )
 
-    start_anchor = _load_delimiter("", spec, "start_anchor", "start_anchor_pattern")
+    start_anchor = _load_delimiter("", spec, "start_anchor", "start_anchor_pattern", budget)
     if start_anchor is None:
         raise TemplateError(
             "",
@@ -247,7 +250,9 @@ def _require_json_data(spec: dict[Any, Any]) -> None:
 # -- fields -----------------------------------------------------------------------------
 
 
-def _load_field(name: str, raw: Any, extensions: tuple[str, ...] = ()) -> Field:
+def _load_field(
+    name: str, raw: Any, extensions: tuple[str, ...], budget: WorkBudget
+) -> Field:
     path = child_path("fields", name)
     if not isinstance(raw, dict):
         raise TemplateError(path, f"a field spec must be an object, got {_kind(raw)}")
@@ -274,8 +279,8 @@ def _load_field(name: str, raw: Any, extensions: tuple[str, ...] = ()) -> Field:
             child_path(path, "content"),
             f"unknown content parser {content!r}; known: {_quoted(list(CONTENT_PARSERS))}",
         )
-    open_ = _load_delimiter(path, raw, "open", "open_pattern")
-    close = _load_delimiter(path, raw, "close", "close_pattern")
+    open_ = _load_delimiter(path, raw, "open", "open_pattern", budget)
+    close = _load_delimiter(path, raw, "close", "close_pattern", budget)
 
     # An explicit null is the same as leaving a key out, for join and transform alike.
     join = raw.get("join")
@@ -358,7 +363,7 @@ def _forbid_unused_captures(
 
 
 def _load_delimiter(
-    path: str, container: dict[str, Any], literal_key: str, pattern_key: str
+    path: str, container: dict[str, Any], literal_key: str, pattern_key: str, budget: WorkBudget
 ) -> Delimiter | None:
     """The delimiter given by ``literal_key`` or ``pattern_key`` of ``container``, if any."""
     if literal_key in container and pattern_key in container:
@@ -366,18 +371,18 @@ def _load_delimiter(
             path, f"'{literal_key}' and '{pattern_key}' are mutually exclusive; give only one"
         )
     if literal_key in container:
-        return _literal_delimiter(child_path(path, literal_key), container[literal_key])
+        return _literal_delimiter(child_path(path, literal_key), container[literal_key], budget)
     if pattern_key in container:
-        return _pattern_delimiter(child_path(path, pattern_key), container[pattern_key])
+        return _pattern_delimiter(child_path(path, pattern_key), container[pattern_key], budget)
     return None
 
 
-def _literal_delimiter(path: str, value: Any) -> Delimiter:
+def _literal_delimiter(path: str, value: Any, budget: WorkBudget) -> Delimiter:
     if isinstance(value, str):
         if value == "":
             raise TemplateError(path, "an empty literal would match everywhere")
         delimiter = Delimiter.from_literals([value])
-        _check_automaton(path, delimiter.regex_source, value)
+        _check_automaton(path, delimiter.regex_source, value, budget)
         return delimiter
     if not isinstance(value, list):
         raise TemplateError(path, f"must be a string or an array of strings, got {_kind(value)}")
@@ -390,11 +395,11 @@ def _literal_delimiter(path: str, value: Any) -> Delimiter:
         if item == "":
             raise TemplateError(child_path(path, i), "an empty literal would match everywhere")
     delimiter = Delimiter.from_literals(value)
-    _check_automaton(path, delimiter.regex_source, value)
+    _check_automaton(path, delimiter.regex_source, value, budget)
     return delimiter
 
 
-def _pattern_delimiter(path: str, value: Any) -> Delimiter:
+def _pattern_delimiter(path: str, value: Any, budget: WorkBudget) -> Delimiter:
     if not isinstance(value, str):
         # The reference hands this to regex.compile and crashes with TypeError.
         raise TemplateError(path, f"a pattern must be a string, got {_kind(value)}")
@@ -428,19 +433,19 @@ def _pattern_delimiter(path: str, value: Any) -> Delimiter:
         raise UnsupportedPatternError(path, e.construct, e.column, value) from None
     except RecursionError:
         raise UnsupportedPatternError(path, "nesting too deep", 0, value) from None
-    _check_automaton(path, value, value)
+    _check_automaton(path, value, value, budget)
     return Delimiter.from_pattern(value)
 
 
-def _check_automaton(path: str, source: str, written: Any) -> None:
+def _check_automaton(path: str, source: str, written: Any, budget: WorkBudget) -> None:
     """Compile the delimiter's automaton, complete DFA tables included, or refuse it.
 
     Its size is checked on the syntax tree before anything is built; the tables are
-    refused as soon as their work budget is spent. Compiling is cached, so the code
-    generator reuses what this builds.
+    refused as soon as their work budget, or what is left of the template's, is spent.
+    Compiling is cached, so the code generator reuses what this builds.
     """
     try:
-        compile_regex(source).dfa.build_all()
+        budget.build(compile_regex(source).dfa)
     except PatternError as e:
         if e.detail:  # a size limit, worded for the template author
             raise TemplateError(path, e.detail) from None

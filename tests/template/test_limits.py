@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rtcompiler.automata import compile_regex, nfa
-from rtcompiler.automata.dfa import MAX_DFA_WORK, Dfa
+from rtcompiler.automata.dfa import MAX_DFA_WORK, MAX_TEMPLATE_DFA_WORK, Dfa
 from rtcompiler.codegen import generate_module
 from rtcompiler.dialect.parser import MAX_LOOKAHEAD_DEPTH
 from rtcompiler.template import Delimiter, TemplateError, UnsupportedPatternError, load_template
@@ -118,6 +118,36 @@ def test_dfa_tables_past_their_budget_are_refused_after_bounded_work(key, value,
     assert f"needs more than {MAX_DFA_WORK} units of work" in str(caught.value)
     [dfa] = builds
     assert MAX_DFA_WORK < dfa.work <= MAX_DFA_WORK + dfa.alphabet.size
+
+
+def test_the_tables_of_all_delimiters_together_have_a_budget_too(monkeypatch):
+    """Each of these fits the budget of one pattern (~400,000 units); three do not fit
+    the template's. The third is refused at its path, within what was left."""
+    builds = []
+    build_all = Dfa.build_all
+
+    def counted(self, *args, **kwargs):
+        builds.append(self)
+        return build_all(self, *args, **kwargs)
+
+    monkeypatch.setattr(Dfa, "build_all", counted)
+    compile_regex.cache_clear()
+    fields = {
+        name: {"open_pattern": f"{name}{{400}}", "close": "</t>"} for name in ("a", "b", "c")
+    }
+    with pytest.raises(TemplateError) as caught:
+        load_template({"start_anchor": "<s>", "fields": fields})
+    assert caught.value.path == "fields.c.open_pattern"
+    assert f"more than {MAX_TEMPLATE_DFA_WORK} units of work" in str(caught.value)
+    assert "limit for a template" in str(caught.value)
+    first, second, third = (b for b in builds if b.nfa.source.endswith("{400}"))
+    assert first.work + second.work <= MAX_TEMPLATE_DFA_WORK
+    assert sum(b.work for b in builds) <= MAX_TEMPLATE_DFA_WORK + third.alphabet.size + 1
+
+
+def test_a_pattern_used_by_many_fields_counts_once():
+    fields = {f"f{i}": {"open_pattern": "a{400}", "close": f"</f{i}>"} for i in range(50)}
+    assert len(load_template({"start_anchor": "<s>", "fields": fields}).fields) == 50
 
 
 def test_two_hundred_cjk_literals_compile_with_work_in_proportion():
