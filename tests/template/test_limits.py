@@ -176,6 +176,24 @@ def test_too_many_fields_are_refused_before_any_field_is_read(nfa_states_built):
     assert len(load_template(spec).fields) == MAX_FIELDS
 
 
+def test_a_template_at_the_field_limit_builds_each_table_once(monkeypatch):
+    """The loader builds every delimiter's tables and the generator reuses them: the
+    cache of compiled patterns holds a whole template (513 patterns here; it held 512,
+    and evicted in the order used, every table was built twice)."""
+    built = []
+    init = Dfa.__init__
+
+    def counted(self, nfa):
+        built.append(nfa.source)
+        init(self, nfa)
+
+    monkeypatch.setattr(Dfa, "__init__", counted)
+    compile_regex.cache_clear()
+    fields = {f"f{i}": {"open": f"<f{i}>", "close": f"</f{i}>"} for i in range(MAX_FIELDS)}
+    generate_module(load_template({"start_anchor": "<s>", "fields": fields}))
+    assert len(built) == len(set(built)) == 2 * MAX_FIELDS + 1
+
+
 def test_lookaheads_nested_too_deeply_are_refused_with_their_column():
     deep = "(?=a" * (MAX_LOOKAHEAD_DEPTH + 1) + "a" + ")" * (MAX_LOOKAHEAD_DEPTH + 1)
     spec = _one_field(open_pattern=deep)
