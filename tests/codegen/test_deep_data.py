@@ -119,8 +119,8 @@ def test_a_deep_transform_gives_the_references_answer(depth):
         '<call id=8>{"name": "f"}</call>',  # no "args": a ValueError, worded the same
         '<call id=9>[1]</call>',  # not a dict: the same again
     ):
-        ours = _outcome(lambda: namespace["parse_response"](text, prefix=""))
-        assert ours == _outcome(lambda: reference_parse(text, reference, prefix=""))
+        ours = _outcome(lambda text=text: namespace["parse_response"](text, prefix=""))
+        assert ours == _outcome(lambda text=text: reference_parse(text, reference, prefix=""))
 
 
 @pytest.mark.parametrize("value", [
