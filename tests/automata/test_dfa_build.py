@@ -130,7 +130,7 @@ def test_the_work_on_a_counted_repeat_grows_with_its_attempts_alive():
 @pytest.mark.parametrize("pattern", [
     pytest.param("a{1500}", id="repeat"),  # n*n/2 registers
     pytest.param("(?:a|b)*a(?:a|b){14}", id="exponential"),  # 2**15 states
-    pytest.param(_cjk_alternatives(400), id="cjk-400"),  # 800 states of 800 classes
+    pytest.param(_cjk_alternatives(400), id="cjk-400"),  # 400 states of 800 classes
     # Lookaheads: a state per subset of the 12 still pending.
     pytest.param("|".join(f"(?=.{{{i}}}a)" for i in range(12)) + "b", id="lookaheads"),
 ])
