@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import __version__
-from ..automata import compile_regex
+from ..automata import compile_regex, compile_tag_pattern
 from ..template import Field, Template
 from . import plans
 from .literals import literal
-from .sections import section
+from .sections import section, sections_of
 
 ENGINE = "rtcompiler.runtime.engine"
 STREAM = "rtcompiler.runtime.stream"
@@ -39,6 +39,7 @@ class _Module:
 
     runtime: dict[tuple[str, str], str] = field(default_factory=dict)  # (module, section) -> code
     regexes: list[str] = field(default_factory=list)  # pattern sources, index = table slot
+    tags: list[str] = field(default_factory=list)  # xml-inline tag patterns, likewise
     data: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
 
@@ -51,6 +52,11 @@ class _Module:
         if source not in self.regexes:
             self.regexes.append(source)
         return self.regexes.index(source)
+
+    def tag(self, source: str) -> int:
+        if source not in self.tags:
+            self.tags.append(source)
+        return self.tags.index(source)
 
 
 def generate_module(template: Template, *, openai: bool = False) -> str:
@@ -90,10 +96,12 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
 def _ordered(runtime: dict[tuple[str, str], str]) -> list[tuple[tuple[str, str], str]]:
     """Runtime sections in a fixed order: engine, the rest by module, stream, openai."""
 
-    def rank(key: tuple[str, str]) -> tuple[int, str, str]:
+    def rank(key: tuple[str, str]) -> tuple[int, str, int, str]:
         mod, name = key
         order = {ENGINE: 0, STREAM: 2, OPENAI: 3}
-        return (order.get(mod, 1), mod, name)
+        # The engine's sections in file order: the engine before the tag chains it serves.
+        within = list(sections_of(mod)).index(name) if mod == ENGINE else 0
+        return (order.get(mod, 1), mod, within, name)
 
     return sorted(runtime.items(), key=lambda item: rank(item[0]))
 
@@ -131,7 +139,9 @@ def _header(template: Template) -> str:
     implicit = next((f for f in template.fields if f.open is None), None)
     if implicit is not None and implicit.close is not None:
         outside.append(f"close {implicit.name!r} on {_describe(implicit.close)}")
-    where = f"in implicit field {implicit.name!r}" if implicit is not None else "outside (null sink)"
+    where = (
+        f"in implicit field {implicit.name!r}" if implicit is not None else "outside (null sink)"
+    )
     lines.append(f"#   {where}:")
     lines += [f"#     {line}" for line in outside] or ["#     (nothing: text stays here)"]
     for f in template.fields:
@@ -154,11 +164,22 @@ def _regex_tables(module: _Module) -> str:
         f"    # {i}: {source!r}\n    {literal(compile_regex(source).to_data(), 4)}"
         for i, source in enumerate(module.regexes)
     )
-    return (
+    out = (
         "# Compiled delimiters: NFA, character classes and complete DFA tables per pattern.\n"
         f"_REGEX_DATA = [\n{body},\n]\n"
         "_REGEXES = [regex_from_data(data) for data in _REGEX_DATA]\n"
     )
+    if module.tags:
+        tags = ",\n".join(
+            f"    # {i}: {source!r}\n    {literal(compile_tag_pattern(source).to_data(), 4)}"
+            for i, source in enumerate(module.tags)
+        )
+        out += (
+            "# xml-inline tag patterns: a chain of literals (see TagChain) or a compiled regex.\n"
+            f"_TAG_DATA = [\n{tags},\n]\n"
+            "_TAGS = [tag_from_data(data) for data in _TAG_DATA]\n"
+        )
+    return out
 
 
 def _region_source(module: _Module, index: int, f: Field) -> str:

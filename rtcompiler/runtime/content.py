@@ -811,9 +811,9 @@ FinditerFactory = Callable[[str], Finditer]
 
 
 def _engine_finditer(pattern: str) -> Finditer:
-    from rtcompiler.automata import compile_regex
+    from rtcompiler.automata import compile_tag_pattern
 
-    return compile_regex(pattern).group_finditer
+    return compile_tag_pattern(pattern).group_finditer
 
 
 def build_parser(

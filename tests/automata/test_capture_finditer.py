@@ -19,7 +19,7 @@ import regex
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from rtcompiler.automata import compile_regex
+from rtcompiler.automata import compile_regex, compile_tag_pattern
 from rtcompiler.dialect import PatternError
 from rtcompiler.dialect.charsets import CharSet
 from rtcompiler.runtime.engine import _char_class
@@ -107,16 +107,16 @@ def test_group_finditer_matches_regex_on_tag_patterns(data: st.DataObject) -> No
     assert_same_iteration(pattern, text)
 
 
-def test_bundled_tag_patterns_keep_a_stdlib_form_only_where_it_is_linear() -> None:
-    # Qwen3-Coder's keeps it (for texts where few attempts can read far); GLM's does
-    # not: its key's spaces can be split between three loops, cubic in re.
+def test_bundled_tag_patterns_run_as_chains() -> None:
+    # The bundled xml-inline patterns are chains of literals (automata/chain.py): exact
+    # in one pass of str.find, whatever the text; GLM's has no linear stdlib form at all.
     for pattern, stdlib in (
         (r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>", True),
         (r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>", False),
     ):
-        rx = compile_regex(pattern)
-        assert (rx.captures is not None) == stdlib
-        assert rx.group_finditer == (rx.stdlib_finditer if stdlib else rx.finditer)
+        tag = compile_tag_pattern(pattern)
+        assert tag.chain is not None and tag.regex is None
+        assert (compile_regex(pattern).captures is not None) == stdlib
 
 
 def test_long_texts_leave_backtracking_for_the_linear_engine():
