@@ -175,14 +175,16 @@ def _form(plan: dict) -> str:
     reads each character a bounded number of times (a search tries every start, so
     it is linear only while few attempts can read far; see TagChain.finditer).
 
-    Every run is atomic (a lookahead's group read back: Python 3.10 has no ``*+``).
-    A span is a lazy loop whose turns are atomic too -- a run of characters that can
-    begin neither the anchor nor its trim run, a whole trim run, or the anchor's first
-    character -- so it stops only where the anchor or its trim run can begin, and
-    tries a trim run once, from its start (the only stop in it that can be the first
-    viable one). A span, with its trim, anchor and the fixed steps after, is one
-    atomic group unless it is the last: once it has stopped, a later failure does not
-    make it go on, which would not help (see the module docstring). The pattern's
+    Runs are plain greedy loops: they never give characters back usefully, and each
+    character given back fails at once. A span is a lazy loop whose turns are atomic
+    (a lookahead's group read back: Python 3.10 has no ``*+``): a whole trim run or the
+    anchor's first character, each followed by the run of characters that can begin
+    neither (one such run comes first too). So it stops only where the anchor or its
+    trim run can begin, and tries a trim run once, from its start (the only stop in it
+    that can be the first viable one). A span, with its trim, anchor and the fixed
+    steps after, is one atomic group unless it is the last: once it has stopped, a
+    later failure does not make it go on, which would not help (see the module
+    docstring). The pattern's
     named groups keep their names; every other group is unnamed, so ``groupdict``
     gives the plan's names only.
     """
@@ -205,9 +207,12 @@ def _form(plan: dict) -> str:
     def fixed(step) -> str:
         if step[0] == "lit":
             return captured(step[2], re.escape(step[1]))
+        # A plain greedy run: it never gives back usefully (the plan's runs are
+        # possessive), and giving back one character at a time, each failing at once,
+        # costs no more than reading the run; an atomic run costs a second pass.
         _, ranges, least, most, index = step
         bound = f"{{{least},{'' if most is None else most}}}"
-        return captured(index, atomic(_char_class(ranges) + bound))
+        return captured(index, _char_class(ranges) + bound)
 
     source = re.escape(plan["lead"])
     steps = plan["steps"]
@@ -238,14 +243,16 @@ def _form(plan: dict) -> str:
             trim_set = CharSet(tuple(tuple(r) for r in trim[0]))
             stops = first.union(trim_set)
             bound = "*" if trim[1] is None else "?"
-            trim_source = atomic(_char_class(trim[0]) + bound)
-        other = stops.complement()
-        if other:
-            turns.append(atomic(_char_class(other.ranges) + "+"))
-        if trim is not None and trim_set.difference(first):
-            turns.append(atomic(_char_class(trim_set.difference(first).ranges) + "+"))
-        turns.append(_char_class(first.ranges))
-        span = captured(index, "(?:" + "|".join(turns) + ")*?")
+            trim_source = _char_class(trim[0]) + bound  # plain, as a fixed run
+        # A run of characters that can begin neither the anchor nor the trim run is
+        # never a place to stop: it is taken whole between stops, first at the start.
+        other = _ranges(stops.complement())
+        if trim is not None and trim[1] is None and trim_set.difference(first):
+            # A stop inside a trim run ends where one at its start does: one stop a run.
+            turns.append(atomic(_char_class(_ranges(trim_set.difference(first))) + "+"))
+            stops = first
+        span = _lazy_span(atomic, other, _ranges(stops), turns)
+        span = captured(index, span)
         rest = "".join(fixed(s) for s in steps[i + 1 : j])
         whole = span + trim_source + ending + rest
         source += whole if i == last_span else atomic(whole)
@@ -253,6 +260,19 @@ def _form(plan: dict) -> str:
     source = _number(source)
     re.compile(source, re.DOTALL)  # a malformed form would be a bug here
     return source
+
+
+def _lazy_span(atomic, other: list, stops: list, turns: list) -> str:
+    """A lazy loop that stops only before a character of ``stops`` or one of ``turns``'
+    runs: the run of ``other`` characters (none of which can begin what follows the
+    span) is taken whole, first and after each turn."""
+
+    def run() -> str:
+        return atomic(_char_class(other) + "*") if other else ""
+
+    head = run()
+    turns = [*turns, _char_class(stops)]
+    return head + "(?:(?:" + "|".join(turns) + ")" + run() + ")*?"
 
 
 def _number(source: str) -> str:

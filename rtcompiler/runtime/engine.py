@@ -1546,20 +1546,20 @@ class TagChain:
         self.steps = 0
         self.searched = 0
         self.formed = 0
+        self.group_finditer = self.finditer  # what parse_xml_inline is handed
 
     # An attempt of the form may read to the end of the text: at most this many
     # attempts (occurrences of the leading literal), or the text is walked instead.
     FORM_ATTEMPTS = 64
-    # Beyond this length the walk is faster anyway: str.find crosses a long tool
-    # argument at memchr speed, sre's lazy loop stops at every anchor character.
-    FORM_TEXT = 2048
-
-    def group_finditer(self, text: str):
-        return self.finditer(text)
+    # Characters per attempt beyond which the walk is faster anyway: a match costs it
+    # some microseconds in Python, but str.find crosses a long tool argument at memchr
+    # speed where sre's lazy loop stops at every character that can begin the anchor.
+    FORM_TEXT = 1024
 
     def finditer(self, text: str):
         """Every match, in order: the form's own Match objects, or ours."""
-        if len(text) <= self.FORM_TEXT and text.count(self.lead) <= self.FORM_ATTEMPTS:
+        attempts = text.count(self.lead)
+        if attempts <= self.FORM_ATTEMPTS and len(text) <= self.FORM_TEXT * (attempts + 1):
             self.formed += 1
             return self.form.finditer(text)
         return self.walk(text)
