@@ -102,7 +102,9 @@ def test_work_per_character_is_bounded(pattern, head, unit, tail) -> None:
         text = head + unit * (n // len(unit)) + tail
         work, _ = _work(rx, text)
         ratios.append(work / len(text))
-    assert max(ratios) <= 6, ratios
+        # The backward pass accounts for every position, stepped or passed over: at
+        # least one per character, so work that goes uncounted cannot pass for linear.
+        assert 0.99 <= ratios[-1] <= 6, ratios
     assert ratios[-1] <= ratios[0] * 1.05 + 0.05, ratios
 
 
