@@ -1554,7 +1554,7 @@ class TagChain:
     # Characters per attempt beyond which the walk is faster anyway: a match costs it
     # some microseconds in Python, but str.find crosses a long tool argument at memchr
     # speed where sre's lazy loop stops at every character that can begin the anchor.
-    FORM_TEXT = 1024
+    FORM_TEXT = 512
 
     def finditer(self, text: str):
         """Every match, in order: the form's own Match objects, or ours."""

@@ -1095,6 +1095,7 @@ class ResponseStream:
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
+        reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
         for found in table.landmarks.finditer(held, lo):
             spot = by_literal.get(found.group())
             if spot is None:
@@ -1109,7 +1110,7 @@ class ResponseStream:
                     start, end, caught = at + base, found.end() + base, None
                 else:
                     # (best_at for one delimiter: its match begins at the landmark.)
-                    if self.formed > _WHOLE_READS * self.end:
+                    if reads < 0:
                         done = False
                         break
                     matched = form.captures.match(held, at)
@@ -1119,13 +1120,16 @@ class ResponseStream:
                             done = False
                             break
                         continue
-                    self.examined += matched.end() - at
-                    self.formed += matched.end() - at
-                    start, end = at + base, matched.end() + base
+                    end = matched.end()
+                    self.examined += end - at
+                    reads -= end - at
+                    start, end = at + base, end + base
                     caught = _form_captures(form, matched) if kind == "open" else None
             else:
                 self.pos = pos
+                self.formed = _WHOLE_READS * self.end - reads
                 best = self.best_at(held, base, found, at, entries)
+                reads = _WHOLE_READS * self.end - self.formed
                 if best is None:
                     continue
                 if best is False:
@@ -1165,6 +1169,7 @@ class ResponseStream:
                 done = False
                 break
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]
         if done and not cut:
             self.end_whole(held, base)
