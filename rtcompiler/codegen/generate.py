@@ -209,8 +209,19 @@ def _region_source(module: _Module, index: int, f: Field) -> str:
     return (
         f"Region({literal(f.name)}, {delimiter(f.open)}, {delimiter(f.close)}, "
         f"{plans.streamable(f)!r}, {bool(f.repeats)!r}, {literal(f.join)}, "
-        f"{bool(f.optional)!r}, {process_name})"
+        f"{bool(f.optional)!r}, {process_name}{_robustness(f)})"
     )
+
+
+def _robustness(f: Field) -> str:
+    """The Region arguments of the field's robustness extensions; none without them,
+    so that a template without extensions compiles to the same bytes as ever."""
+    out = ""
+    if f.recover:
+        out += ", recover=True"
+    if f.close_outside_strings:
+        out += ", outside_strings=True"
+    return out
 
 
 def _table(template: Template, regions: list[str], anchor: int) -> str:
