@@ -61,9 +61,9 @@ def strict_spec(spec: Any) -> Any:
     ``extensions`` (the key itself when nothing is left) and their keys from every
     field. Anything else, ``pythonic`` included, stays; ``spec`` is not modified.
 
-    >>> strict_spec({"extensions": ["recover", "pythonic"], "start_anchor": "a",
+    >>> strict_spec({"extensions": ["recover", "pythonic"],
     ...              "fields": {"t": {"open": "<t>", "recover": True}, "content": {}}})
-    {'extensions': ['pythonic'], 'start_anchor': 'a', 'fields': {'t': {'open': '<t>'}, 'content': {}}}
+    {'extensions': ['pythonic'], 'fields': {'t': {'open': '<t>'}, 'content': {}}}
     """
     if not isinstance(spec, dict) or EXTENSIONS_KEY not in spec:
         return spec

@@ -1803,7 +1803,7 @@ class ResponseStream:
             value = region.process(text, self.captures)
             if self.coerce is not None and type(value) is not str:  # a string holds no call
                 value = self.coerce(value)
-        except (ValueError, TypeError) as error:
+        except (ValueError, TypeError, KeyError) as error:
             if not region.recover:
                 raise
             self.recovered(text, str(error), events)
