@@ -1132,11 +1132,14 @@ class ResponseStream:
                     best, best_kind, best_region = m, kind, region
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
+            left = self.current in string_modes
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
                 best.captured() if best_kind == "open" else None,
             ):
                 return
+            if left and self.current in table.walks and self.walk(held, base, table.walks):
+                return  # back from a region that is not walked, to the walk
         self.end_whole(held, base)
 
     def commit_whole(self, held, base, start, end, kind, region, captures):
@@ -1424,18 +1427,47 @@ class ResponseStream:
         self.held_by = None
         region = self.table.by_name[self.current]
         strings = self.strings
+        regex = region.close.regex
         if strings is None:
             strings = self.strings = JsonStrings(self.pos)
+            pre = regex.prefilter
+            if pre is not None and not pre.lead and pre.lead_class is None:
+                # Finds where a match or attempt can begin (none begins before, since
+                # nothing leads the close's literals): a stdlib search skips the rest.
+                strings.danger = pre.quiet_search
+                if regex.captures is not None and regex.tail:
+                    strings.form = regex.captures
         held, base = self.held()
         n = self.end
         self.examined += strings.track(held, base, n)
-        regex = region.close.regex
         spans = strings.spans
+        danger = strings.danger
         while True:
             at = strings.outside_from(strings.next)
             if at is None:  # inside a string still open: no close can begin before n
                 return None, n
             strings.next = at
+            if danger is not None:
+                found = danger(held, at - base)
+                if found is None:
+                    self.examined += n - at
+                    strings.next = n
+                    return None, n
+                start = found.start() + base
+                self.examined += start - at
+                if start > at:
+                    strings.next = start  # nothing can begin before it
+                    continue
+                form = strings.form
+                if eos and form is not None:
+                    # The text is complete: the close's stdlib form tells whether a
+                    # match begins here (it reads a bounded stretch past it: ``tail``).
+                    m = form.match(held, at - base)
+                    if m is None:
+                        strings.next = at + 1
+                        continue
+                    self.examined += m.end() - (at - base)
+                    return ("close", region, Match(at, m.end() + base, False)), at
             k = 0  # spans[k]: the next string (outside_from left the earlier ones out)
             quote = spans[0][0] if spans else None
             stop = n if quote is None else quote + 1
@@ -1861,8 +1893,6 @@ class ResponseStream:
 
 
 _UNFINISHED = "unfinished: the output ended inside the region"
-# In a JSON string: what ends it, or escapes the character after it.
-_STRING_STOP = _re.compile(r'["\\]')
 
 
 class JsonStrings:
@@ -1874,7 +1904,7 @@ class JsonStrings:
     where the region's close may still begin (see scan_outside_strings).
     """
 
-    __slots__ = ("at", "inside", "escaped", "spans", "next")
+    __slots__ = ("at", "inside", "escaped", "spans", "next", "danger", "form")
 
     def __init__(self, start) -> None:
         self.at = start  # tracked up to here
@@ -1882,10 +1912,13 @@ class JsonStrings:
         self.escaped = False  # inside, and the character at ``at`` is escaped
         self.spans: list = []
         self.next = start
+        self.danger = None  # the close's quiet search, when it can skip text (see scan)
+        self.form = None  # with it, the close's stdlib form, when it reads a bounded tail
 
     def track(self, held, base, end):
         """Read the body from ``at`` to ``end`` (``held`` starts at ``base``); returns
-        how many characters that was."""
+        how many characters that was. A string is crossed quote by quote (str.find),
+        a quote's escape told by the backslashes before it, read from ``at`` on only."""
         i = self.at - base
         stop = end - base
         count = stop - i
@@ -1896,15 +1929,23 @@ class JsonStrings:
                     self.escaped = False
                     i += 1
                     continue
-                m = _STRING_STOP.search(held, i, stop)
-                if m is None:
+                j = held.find('"', i, stop)
+                while j >= 0:
+                    k = j - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    if (j - k) % 2:  # an even run of backslashes before it: it ends the string
+                        break
+                    j = held.find('"', j + 1, stop)
+                if j < 0:
+                    # Open to the end: escaped when it ends with an odd run of backslashes.
+                    k = stop - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    self.escaped = (stop - 1 - k) % 2 == 1
                     break
-                j = m.start()
-                if held[j] == '"':
-                    spans[-1][1] = base + j
-                    self.inside = False
-                else:
-                    self.escaped = True
+                spans[-1][1] = base + j
+                self.inside = False
                 i = j + 1
             else:
                 j = held.find('"', i, stop)
