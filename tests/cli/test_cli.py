@@ -123,6 +123,7 @@ def test_list_shows_every_bundled_grammar_and_its_extensions():
     assert "NAME:strict" in note
     assert rows["llama4_pythonic"].endswith("(extension: pythonic)")
     assert "extension" not in rows["glm45"]
-    assert rows["qwen3"].endswith("(extension: recover, close-outside-strings)")
+    assert rows["qwen3"].endswith("(extension: recover)")
+    assert rows["mistral"].endswith("(extension: recover, close-outside-strings)")
     assert rows["qwen3:strict"].split(None, 1)[1] == (
         "strict form of qwen3: the reference's behaviour")
