@@ -28,8 +28,9 @@ from typing import Any
 
 from .api import CompiledParser, _schemas, compile_template
 from .automata import compile_regex
+from .codegen.deltas import openai_plan
 from .runtime import openai as _runtime
-from .runtime.openai import arguments_json, openai_plan
+from .runtime.openai import arguments_json
 from .template import Template
 
 __all__ = ["DeltaStream", "accumulate", "arguments_json", "chunk", "openai_plan"]

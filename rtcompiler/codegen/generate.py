@@ -259,7 +259,7 @@ __all__ = ["ResponseParser", "parse_response"]
 
 def _openai_api(template: Template, module: _Module) -> str:
     """``openai_stream``: the delta adapter bound to this template's stream plan."""
-    from ..runtime.openai import openai_plan
+    from .deltas import openai_plan
 
     plan = openai_plan(template)
     stream = (plan.get("tool_calls") or {}).get("stream") or {}

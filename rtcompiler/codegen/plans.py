@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from ..automata import compile_tag_pattern
 from ..automata.dfa import WorkBudget
 from ..dialect.errors import PatternError
-from ..runtime import content as content_runtime
-from ..runtime import transform as transform_runtime
 from ..template import Field, TemplateError
+from . import content as content_plans
+from . import transform as transform_plans
 from .literals import MAX_NESTING, assignment, literal, nesting
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ TOOLS = "rtcompiler.runtime.tools"
 
 
 def streamable(f: Field) -> bool:
-    return f.content in content_runtime.STREAMABLE_PARSERS
+    return f.content in content_plans.STREAMABLE_PARSERS
 
 
 def may_hold_tool_calls(f: Field) -> bool:
@@ -50,7 +50,7 @@ def field_function(
     name: str, index: int, f: Field, module: _Module
 ) -> tuple[str, list[tuple[str, str]]]:
     """Source of ``name(body, captures)`` for field ``f``, and the sections it uses."""
-    plan = content_runtime.content_plan(f.content, f.content_args)
+    plan = content_plans.content_plan(f.content, f.content_args)
     sections = [(CONTENT, s) for s in plan.sections]
     # The content parser's call, written out in the field's function (no function of
     # its own: one Python call less per region closed).
@@ -63,8 +63,8 @@ def field_function(
         lines.append(f"    return {content_call}")
     else:
         node = f"_TRANSFORM_{index}"
-        module.data.append(assignment(node, transform_runtime.transform_plan(f.transform)))
-        sections += [(TRANSFORM, s) for s in transform_runtime.transform_sections(f.transform_each)]
+        module.data.append(assignment(node, transform_plans.transform_plan(f.transform)))
+        sections += [(TRANSFORM, s) for s in transform_plans.transform_sections(f.transform_each)]
         if f.transform_each:
             lines.append(
                 f"    return transform_each({content_call}, captures, {node}, "
@@ -78,8 +78,8 @@ def field_function(
             # The transform written out as one expression (a dict literal, typically):
             # walking the node tree cost a few microseconds per tool call. The tree
             # stays for the errors, which only the interpreter words as the reference does.
-            expression = transform_runtime.transform_expression(
-                transform_runtime.transform_plan(f.transform), "content", "captures", literal
+            expression = transform_plans.transform_expression(
+                transform_plans.transform_plan(f.transform), "content", "captures", literal
             )
             lines += [
                 f"    content = {content_call}",
@@ -109,7 +109,7 @@ def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
 
 
 def _content_function(
-    name: str, plan: content_runtime.ContentPlan, module: _Module, sections: list, where: str,
+    name: str, plan: content_plans.ContentPlan, module: _Module, sections: list, where: str,
     define: bool = True,
 ) -> tuple[str, str]:
     """The call that parses ``body`` for ``plan``, an expression of ``body``, with the

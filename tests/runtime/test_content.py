@@ -20,14 +20,15 @@ from hypothesis import strategies as st
 from transformers.utils.chat_parsing.content_parsers import parse_content
 
 from rtcompiler.automata import compile_regex
-from rtcompiler.runtime import content
-from rtcompiler.runtime.content import (
+from rtcompiler.codegen import content as content_plans
+from rtcompiler.codegen.content import (
     SECTION_DEPENDS,
     ContentPlan,
     build_parser,
     content_plan,
     section_closure,
 )
+from rtcompiler.runtime import content
 
 from .helpers import DIFFERENTIAL, Raised, assert_same, outcome
 
@@ -549,7 +550,7 @@ def test_json_ascii_key_class_agrees_with_the_full_class() -> None:
     """ASCII text has its bare keys found with the key class cut to ASCII (sre reads a
     short class faster); every ASCII character, in and around a key, gets the same
     verdict as the full class."""
-    pattern = content.unquoted_key_pattern()
+    pattern = content_plans.unquoted_key_pattern()
     full = re.compile(pattern, re.DOTALL)
     for code in range(128):
         c = chr(code)
