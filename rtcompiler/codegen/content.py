@@ -20,22 +20,7 @@ from ..automata import compile_tag_pattern
 from ..dialect.charsets import derive
 from ..runtime import content as content_runtime
 from ..runtime.content import Finditer
-
-# Which sections a section calls into; a generated module includes the closure.
-SECTION_DEPENDS: dict[str, tuple[str, ...]] = {
-    "content_error": (),
-    "text": (),
-    "int": ("text",),
-    "float": ("text",),
-    "bool": ("text",),
-    "json": ("text",),
-    "xml_inline": (),
-    "kv_lines": ("text",),
-    "pythonic": (),
-}
-
-# File order, which puts every section after the ones it depends on.
-SECTION_ORDER: tuple[str, ...] = tuple(SECTION_DEPENDS)
+from . import manifest
 
 # Content parser name -> (runtime function, its section).
 PARSERS: dict[str, tuple[str, str]] = {
@@ -67,7 +52,7 @@ class ContentPlan:
     template gives none (the parser then fails at parse time, like the reference).
     ``value_parser`` is the nested plan of xml-inline and kv-lines, if any.
     ``sections`` is the dependency-closed set of runtime sections the plan needs,
-    nested plans included, in file order.
+    nested plans included, in manifest order.
     """
 
     parser: str
@@ -80,18 +65,6 @@ class ContentPlan:
     @property
     def streamable(self) -> bool:
         return self.parser in STREAMABLE_PARSERS
-
-
-def section_closure(names: Iterable[str]) -> tuple[str, ...]:
-    """``names`` plus everything they depend on, in file order."""
-    wanted: set[str] = set()
-    todo = list(names)
-    while todo:
-        name = todo.pop()
-        if name not in wanted:
-            wanted.add(name)
-            todo.extend(SECTION_DEPENDS[name])
-    return tuple(s for s in SECTION_ORDER if s in wanted)
 
 
 def _error_plan(parser: str, error: str, message: str) -> ContentPlan:
@@ -166,7 +139,7 @@ def content_plan(content: str, content_args: Any) -> ContentPlan:
         parser=content,
         function=function,
         args=args,
-        sections=section_closure(needed),
+        sections=manifest.closure(needed),
         tag_pattern=tag_pattern,
         value_parser=nested,
     )

@@ -15,11 +15,6 @@ from typing import Any
 
 from ..dialect.charsets import derive
 
-SECTION_DEPENDS: dict[str, tuple[str, ...]] = {
-    "transform": (),
-    "transform_each": ("transform",),
-}
-
 
 @lru_cache(maxsize=1)
 def _word_characters() -> Any:
@@ -127,8 +122,3 @@ def transform_expression(node: list, content: str, captures: str, literal: Any) 
         items = ", ".join(transform_expression(c, content, captures, literal) for c in node[1])
         return "[" + items + "]"
     return literal(node[1])
-
-
-def transform_sections(each: bool) -> tuple[str, ...]:
-    """The runtime sections a field's transform needs, in file order."""
-    return ("transform", "transform_each") if each else ("transform",)

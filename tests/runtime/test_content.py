@@ -21,13 +21,8 @@ from transformers.utils.chat_parsing.content_parsers import parse_content
 
 from rtcompiler.automata import compile_regex
 from rtcompiler.codegen import content as content_plans
-from rtcompiler.codegen.content import (
-    SECTION_DEPENDS,
-    ContentPlan,
-    build_parser,
-    content_plan,
-    section_closure,
-)
+from rtcompiler.codegen import manifest
+from rtcompiler.codegen.content import ContentPlan, build_parser, content_plan
 from rtcompiler.runtime import content
 
 from .helpers import DIFFERENTIAL, Raised, assert_same, outcome
@@ -499,11 +494,11 @@ def test_plan_sections_are_closed_and_ordered() -> None:
     assert plan.sections == ("text", "json", "xml_inline", "kv_lines")
     assert plan.value_parser is not None and plan.value_parser.value_parser is not None
     assert plan.value_parser.value_parser.function == "parse_json"
-    for name in SECTION_DEPENDS:
-        closure = section_closure([name])
-        assert closure[-1] == name or name in closure
-        for dep in SECTION_DEPENDS[name]:
-            assert closure.index(dep) < closure.index(name)
+    for section in manifest.SECTIONS:
+        closure = manifest.closure([section.name])
+        assert closure[-1] == section.name
+        for dep in section.depends:
+            assert closure.index(dep) < closure.index(section.name)
 
 
 def test_plan_args_are_plain_data() -> None:

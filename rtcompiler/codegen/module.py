@@ -19,46 +19,14 @@ The same template always yields the same bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .. import __version__
 from ..automata import compile_regex, compile_tag_pattern
-from ..automata.dfa import WorkBudget
 from ..template import Field, Template
-from . import plans
+from .builder import ModuleBuilder
+from .deltas import openai_plan
+from .fields import field_function, streamable
 from .literals import MAX_NESTING, assignment, literal, nesting
-from .sections import section, sections_of
-
-ENGINE = "rtcompiler.runtime.engine"
-STREAM = "rtcompiler.runtime.stream"
-OPENAI = "rtcompiler.runtime.openai"
-
-
-@dataclass
-class _Module:
-    """The pieces of a module being assembled."""
-
-    runtime: dict[tuple[str, str], str] = field(default_factory=dict)  # (module, section) -> code
-    regexes: dict[str, int] = field(default_factory=dict)  # pattern source -> table slot
-    tags: list[str] = field(default_factory=list)  # xml-inline tag patterns, index = slot
-    data: list[str] = field(default_factory=list)
-    functions: list[str] = field(default_factory=list)
-    # The template's DFA work budget: its delimiters' tables (counted when it loaded)
-    # and then the tag patterns' (see plans._check_tag_pattern).
-    budget: WorkBudget = field(default_factory=WorkBudget)
-
-    def need(self, module: str, name: str) -> None:
-        key = (module, name)
-        if key not in self.runtime:
-            self.runtime[key] = section(module, name)
-
-    def regex(self, source: str) -> int:
-        return self.regexes.setdefault(source, len(self.regexes))
-
-    def tag(self, source: str) -> int:
-        if source not in self.tags:
-            self.tags.append(source)
-        return self.tags.index(source)
+from .manifest import Section
 
 
 def generate_module(template: Template, *, openai: bool = False) -> str:
@@ -67,26 +35,23 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
     ``openai`` adds the OpenAI delta adapter (``openai_stream``); without it the
     output is what it always was, byte for byte.
     """
-    module = _Module()
+    module = ModuleBuilder()
     for delimiter in _delimiters(template):
         module.budget.build(compile_regex(delimiter.regex_source).dfa)
-    module.need(ENGINE, "engine")
     anchor = module.regex(template.start_anchor.regex_source)
     regions = [_region_source(module, index, f) for index, f in enumerate(template.fields)]
-    uses_tools = any(plans.may_hold_tool_calls(f) for f in template.fields)
-    for module_name, name in plans.tool_sections():
-        module.need(module_name, name)
-    module.need(STREAM, "stream")
-    del uses_tools  # tool typing applies to any field, as in the reference
+    # The reference types tool-call arguments in the value of any field when tools are
+    # given, so every module carries the (small) typing code.
+    module.need("stream", "tool_coercion")
     extra = []
     if openai:
-        module.need(OPENAI, "openai")
+        module.need("openai")
         extra.append(_openai_api(template, module))
     return "\n".join(
         [
             _header(template),
             "from __future__ import annotations\n",
-            *(_runtime_block(mod, name, code) for (mod, name), code in _ordered(module.runtime)),
+            *(_runtime_block(section, code) for section, code in module.runtime()),
             _regex_tables(module),
             *module.data,
             *module.functions,
@@ -103,22 +68,9 @@ def _delimiters(template: Template) -> list:
     return found + [template.start_anchor]
 
 
-def _ordered(runtime: dict[tuple[str, str], str]) -> list[tuple[tuple[str, str], str]]:
-    """Runtime sections in a fixed order: engine, the rest by module, stream, openai."""
-
-    def rank(key: tuple[str, str]) -> tuple[int, str, int, str]:
-        mod, name = key
-        order = {ENGINE: 0, STREAM: 2, OPENAI: 3}
-        # The engine's sections in file order: the engine before the tag chains it serves.
-        within = list(sections_of(mod)).index(name) if mod == ENGINE else 0
-        return (order.get(mod, 1), mod, within, name)
-
-    return sorted(runtime.items(), key=lambda item: rank(item[0]))
-
-
-def _runtime_block(module_name: str, name: str, code: str) -> str:
+def _runtime_block(section: Section, code: str) -> str:
     bar = "# " + "-" * 78
-    return f"{bar}\n# runtime: {module_name} [{name}]\n{bar}\n{code}"
+    return f"{bar}\n# runtime: {section.module_path} [{section.name}]\n{bar}\n{code}"
 
 
 def _header(template: Template) -> str:
@@ -169,7 +121,7 @@ def _describe(delimiter) -> str:
     return f"pattern {delimiter.pattern!r}"
 
 
-def _regex_tables(module: _Module) -> str:
+def _regex_tables(module: ModuleBuilder) -> str:
     body = ",\n".join(
         f"    # {i}: {source!r}\n    {literal(compile_regex(source).to_data(), 4)}"
         for i, source in enumerate(module.regexes)
@@ -192,12 +144,9 @@ def _regex_tables(module: _Module) -> str:
     return out
 
 
-def _region_source(module: _Module, index: int, f: Field) -> str:
+def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
     process_name = f"_process_{index}"
-    code, sections = plans.field_function(process_name, index, f, module)
-    for module_name, name in sections:
-        module.need(module_name, name)
-    module.functions.append(code)
+    module.functions.append(field_function(process_name, index, f, module))
 
     def delimiter(d) -> str:
         if d is None:
@@ -208,7 +157,7 @@ def _region_source(module: _Module, index: int, f: Field) -> str:
 
     return (
         f"Region({literal(f.name)}, {delimiter(f.open)}, {delimiter(f.close)}, "
-        f"{plans.streamable(f)!r}, {bool(f.repeats)!r}, {literal(f.join)}, "
+        f"{streamable(f)!r}, {bool(f.repeats)!r}, {literal(f.join)}, "
         f"{bool(f.optional)!r}, {process_name})"
     )
 
@@ -257,9 +206,8 @@ __all__ = ["ResponseParser", "parse_response"]
 '''
 
 
-def _openai_api(template: Template, module: _Module) -> str:
+def _openai_api(template: Template, module: ModuleBuilder) -> str:
     """``openai_stream``: the delta adapter bound to this template's stream plan."""
-    from .deltas import openai_plan
 
     plan = openai_plan(template)
     stream = (plan.get("tool_calls") or {}).get("stream") or {}
