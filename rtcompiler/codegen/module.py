@@ -186,16 +186,16 @@ def parse_response(text, *, prefix=None, tools=None):
 
 
 class ResponseParser:
-    """Streaming parse of one generation: ``feed`` chunks, then ``finalize``."""
+    """Streaming parse of one generation: ``feed`` chunks, then ``finalize``.
+
+    ``feed(text)`` adds generated text (None adds nothing) and returns the events it
+    caused: it is the stream's own method, bound per instance (one call less per token).
+    """
 
     def __init__(self, prefix=None, *, tools=None):
         self._stream = ResponseStream(TABLE, prefix, coerce=tool_coercer(tools))
         self.initial_events = self._stream.initial_events
-        self.feed = self._stream.feed  # one call less per token
-
-    def feed(self, text):
-        """Add generated text (None adds nothing); returns the events it caused."""
-        return self._stream.feed(text)
+        self.feed = self._stream.feed
 
     def finalize(self):
         """End of generation: returns ``(message, final_events)``."""
