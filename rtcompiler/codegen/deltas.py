@@ -1,7 +1,7 @@
 """Delta plans: how a template's fields feed OpenAI-style deltas, made at compile time.
 
-:func:`openai_plan` is the *stream plan* the ``openai`` section of
-``rtcompiler/runtime/openai.py`` (:class:`DeltaStream`) runs: which fields feed
+:func:`openai_plan` is the *stream plan* the ``deltas`` section of
+``rtcompiler/runtime/deltas.py`` (:class:`DeltaStream`) runs: which fields feed
 ``content``, ``reasoning_content`` and ``tool_calls``, and whether and how
 tool-call arguments stream before their region closes.
 """

@@ -49,7 +49,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("transform", "transform_each", ("transform",)),
     Section("tools", "tool_coercion"),
     Section("stream", "stream", ("engine",)),
-    Section("openai", "openai", ("stream", "tool_coercion")),
+    Section("json_tokens", "json_tokens"),
+    Section("deltas", "deltas", ("stream", "tool_coercion", "json_tokens")),
 )
 
 BY_NAME: dict[str, Section] = {s.name: s for s in SECTIONS}

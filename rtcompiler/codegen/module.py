@@ -45,7 +45,7 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
     module.need("stream", "tool_coercion")
     extra = []
     if openai:
-        module.need("openai")
+        module.need("deltas")
         extra.append(_openai_api(template, module))
     return "\n".join(
         [

@@ -17,7 +17,7 @@ from rtcompiler.openai import accumulate
 from rtcompiler.roundtrip import strategies
 from rtcompiler.roundtrip.check import cut_at_stop, normalisation, reserved_strings
 from rtcompiler.roundtrip.render import ChatRenderer
-from rtcompiler.runtime.openai import DeltaStream, arguments_json
+from rtcompiler.runtime.deltas import DeltaStream, arguments_json
 
 HISTORY = [{"role": "user", "content": "Hello"}]
 

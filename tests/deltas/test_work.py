@@ -36,7 +36,7 @@ from rtcompiler.codegen.deltas import openai_plan
 from rtcompiler.grammars import resolve_template
 from rtcompiler.openai import DeltaStream as PackageDeltaStream
 from rtcompiler.openai import accumulate
-from rtcompiler.runtime.openai import DeltaStream
+from rtcompiler.runtime.deltas import DeltaStream
 
 MB = 1 << 20
 WINDOW = 2_000  # characters fed per measured window
