@@ -48,7 +48,10 @@ SECTIONS: tuple[Section, ...] = (
     Section("transform", "transform"),
     Section("transform", "transform_each", ("transform",)),
     Section("tools", "tool_coercion"),
-    Section("stream", "stream", ("engine",)),
+    Section("regions", "regions", ("engine",)),
+    Section("whole", "whole", ("engine",)),
+    Section("memo", "memo", ("whole",)),
+    Section("stream", "stream", ("regions", "whole", "memo")),
     Section("json_tokens", "json_tokens"),
     Section("deltas", "deltas", ("stream", "tool_coercion", "json_tokens")),
 )
