@@ -153,7 +153,7 @@ def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
             return "None"
         slot = module.regex(d.regex_source)
         literals = f", {literal(list(d.literals))}" if d.is_literal else ""
-        return f"Delimiter(_REGEXES[{slot}], {d.is_literal!r}, {d.can_extend!r}{literals})"
+        return f"Watched(_REGEXES[{slot}], {d.is_literal!r}, {d.can_extend!r}{literals})"
 
     return (
         f"Region({literal(f.name)}, {delimiter(f.open)}, {delimiter(f.close)}, "

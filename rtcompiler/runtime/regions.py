@@ -2,7 +2,7 @@
 
 Standard library only (the ``regions`` section). A template compiles to a
 :class:`RegionTable`: its :class:`Region` rows (a field's open and close
-:class:`Delimiter`, flags, and its ``process(body, captures)`` function), per mode
+:class:`Watched` delimiter, flags, and its ``process(body, captures)`` function), per mode
 the watch list (the delimiters watched, by priority) and the quick searches a feed
 tries first, and, for a whole-text parse, the landmarks and walks (see stream.py's
 glossary). :func:`truncate_at_last_anchor` cuts the prompt prefix.
@@ -20,7 +20,7 @@ import itertools as _itertools
 import re as _re
 
 
-class Delimiter:
+class Watched:
     """One open or close delimiter, as the region machine watches it."""
 
     __slots__ = ("regex", "is_literal", "can_extend", "fixed", "longest", "danger")
