@@ -152,13 +152,21 @@ def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
         if d is None:
             return "None"
         slot = module.regex(d.regex_source)
-        literals = f", {literal(list(d.literals))}" if d.is_literal else ""
-        return f"Watched(_REGEXES[{slot}], {d.is_literal!r}, {d.can_extend!r}{literals})"
+        literals = f", literals={literal(list(d.literals))}" if d.is_literal else ""
+        return (
+            f"Watched(regex=_REGEXES[{slot}], is_literal={d.is_literal!r}, "
+            f"can_extend={d.can_extend!r}{literals})"
+        )
 
     return (
-        f"Region({literal(f.name)}, {delimiter(f.open)}, {delimiter(f.close)}, "
-        f"{streamable(f)!r}, {bool(f.repeats)!r}, {literal(f.join)}, "
-        f"{bool(f.optional)!r}, {process_name})"
+        "Region(\n"
+        f"            name={literal(f.name)},\n"
+        f"            open={delimiter(f.open)},\n"
+        f"            close={delimiter(f.close)},\n"
+        f"            streamable={streamable(f)!r}, repeats={bool(f.repeats)!r}, "
+        f"join={literal(f.join)}, optional={bool(f.optional)!r},\n"
+        f"            process={process_name},\n"
+        "        )"
     )
 
 
@@ -169,10 +177,10 @@ def _table(template: Template, regions: list[str], anchor: int) -> str:
         defaults, before = "_DEFAULTS", assignment("_DEFAULTS", template.defaults)
     return (
         f"{before}TABLE = RegionTable(\n"
-        f"    [\n{rows}    ],\n"
-        f"    {literal(template.implicit)},\n"
-        f"    {defaults},\n"
-        f"    _REGEXES[{anchor}],\n"
+        f"    regions=[\n{rows}    ],\n"
+        f"    implicit={literal(template.implicit)},\n"
+        f"    defaults={defaults},\n"
+        f"    start_anchor=_REGEXES[{anchor}],\n"
         ")\n"
     )
 
