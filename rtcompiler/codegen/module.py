@@ -5,8 +5,9 @@ The module is assembled from four kinds of parts, in this order:
 1. a header naming the template (its SHA-256), the compiler version, and the
    region automaton in words;
 2. the runtime sections the template needs, copied verbatim from
-   ``rtcompiler/runtime/`` (the regex engine and the region machine always;
-   content parsers, transforms and tool typing only when used);
+   ``rtcompiler/runtime/`` in the order of :mod:`.manifest` (the regex engine,
+   the region machine and tool typing always; content parsers and transforms
+   only when used);
 3. the compiled data: every delimiter's automaton (``Regex.to_data()``), the
    per-field content arguments, transforms and defaults -- all emitted through
    :func:`rtcompiler.codegen.literals.literal`, so nothing a template contains
