@@ -1,0 +1,98 @@
+"""The newer bundled formats, output by output: what each model writes, and what it parses to.
+
+The outputs are written here from each format's rendering rules (DeepSeek's DSML encoders,
+Kimi K3's XTML encoder, mistral-common's Mistral v3 and Magistral-2506 layouts), one feature
+at a time; ``rtc check`` covers random messages. Each output is parsed whole, one character
+at a time and in seeded random chunks, and must give the expected message every time.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rtcompiler import compile_template
+
+D = "\uff5cDSML\uff5c"
+EOS = "<\uff5cend\u2581of\u2581sentence\uff5c>"
+V3_CHAT = "<\uff5cbegin\u2581of\u2581sentence\uff5c><\uff5cUser\uff5c>Hi<\uff5cAssistant\uff5c></think>"
+V3_THINK = "<\uff5cbegin\u2581of\u2581sentence\uff5c><\uff5cUser\uff5c>Hi<\uff5cAssistant\uff5c><think>"
+
+
+def call(name, arguments=None):
+    return {"type": "function", "function": {"name": name, "arguments": arguments or {}}}
+
+
+def message(content=None, reasoning=None, calls=None):
+    out = {"role": "assistant"}
+    if content is not None:
+        out["content"] = content
+    if reasoning is not None:
+        out["reasoning_content"] = reasoning
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def dsml_block(block, calls, space=""):
+    """A DSML block as DeepSeek's encoders write it (``space``: V4.1's tag spelling)."""
+    invokes = []
+    for name, params in calls:
+        lines = [f'<{D}{space}parameter name="{k}" string="{s}">{v}</{D}{space}parameter>'
+                 for k, s, v in params]
+        invokes.append(f'<{D}{space}invoke name="{name}">\n' + "\n".join(lines)
+                       + f"\n</{D}{space}invoke>")
+    return f"\n\n<{D}{block}>\n" + "\n".join(invokes) + f"\n</{D}{block}>"
+
+
+WEATHER = [("get_weather", [("city", "true", "Paris"), ("days", "false", "3")])]
+RAW = [("write_file", [("path", "true", "a.py"),
+                       ("content", "true", ' print("<b>&amp;")\nif a < b:\n    pass\n')])]
+TYPES = [("book", [("n", "false", "2"), ("ok", "false", "true"), ("no", "false", "null"),
+                   ("seats", "false", '["12A", "12B"]'), ("meta", "false", '{"a": {"b": 1.5}}')])]
+TWO = [("get_weather", [("city", "true", "Paris")]), ("ping", [])]
+
+CASES = {
+    "deepseek_v32": [
+        (V3_THINK, "Need the weather.</think>Let me look." + dsml_block("function_calls", WEATHER)
+         + EOS, message("Let me look.", "Need the weather.",
+                        [call("get_weather", {"city": "Paris", "days": 3})])),
+        (V3_CHAT, dsml_block("function_calls", TWO) + EOS,
+         message(calls=[call("get_weather", {"city": "Paris"}), call("ping")])),
+        (V3_CHAT, dsml_block("function_calls", RAW) + EOS, message(calls=[call("write_file", {
+            "path": "a.py", "content": ' print("<b>&amp;")\nif a < b:\n    pass\n'})])),
+        (V3_CHAT, dsml_block("function_calls", TYPES) + EOS, message(calls=[call("book", {
+            "n": 2, "ok": True, "no": None, "seats": ["12A", "12B"], "meta": {"a": {"b": 1.5}}})])),
+        (V3_CHAT, "It is sunny." + EOS, message("It is sunny.")),
+        (V3_THINK, "</think>" + dsml_block("function_calls", TWO[1:]) + EOS,
+         message(calls=[call("ping")])),
+        ('…\n</function_results>\n\n<think>', "Got 21.</think>It is 21 °C." + EOS,
+         message("It is 21 °C.", "Got 21.")),
+        ('…\n</function_results>\n\n</think>', "Sunny." + EOS, message("Sunny.")),
+        # Not written by DeepSeek's encoders, accepted: a self-closing invoke.
+        (V3_CHAT, f'\n\n<{D}function_calls>\n<{D}invoke name="ping"/>\n<{D}invoke name="f">\n'
+         f'<{D}parameter name="a" string="true">x/></{D}parameter>\n</{D}invoke>\n'
+         f'<{D}invoke name="g" />\n</{D}function_calls>' + EOS,
+         message(calls=[call("ping"), call("f", {"a": "x/>"}), call("g")])),
+    ],
+}
+
+
+def params():
+    return [pytest.param(name, *case, id=f"{name}-{i}")
+            for name, cases in CASES.items() for i, case in enumerate(cases)]
+
+
+@pytest.mark.parametrize("name, prefix, output, expected", params())
+def test_each_output_parses_to_its_message(name, prefix, output, expected):
+    parser = compile_template(name)
+    assert parser.parse_response(output, prefix=prefix) == expected
+    rng = random.Random(output)
+    for sizes in ([1] * len(output), [rng.randint(1, 9) for _ in output]):
+        stream = parser.response_parser(prefix)
+        at = 0
+        for n in sizes:
+            stream.feed(output[at:at + n])
+            at += n
+        assert stream.finalize()[0] == expected
