@@ -14,10 +14,10 @@ import pytest
 
 from rtcompiler import compile_template
 
-D = "\uff5cDSML\uff5c"
-EOS = "<\uff5cend\u2581of\u2581sentence\uff5c>"
-V3_CHAT = "<\uff5cbegin\u2581of\u2581sentence\uff5c><\uff5cUser\uff5c>Hi<\uff5cAssistant\uff5c></think>"
-V3_THINK = "<\uff5cbegin\u2581of\u2581sentence\uff5c><\uff5cUser\uff5c>Hi<\uff5cAssistant\uff5c><think>"
+D = "｜DSML｜"  # fullwidth bars, U+FF5C
+EOS = "<｜end▁of▁sentence｜>"
+V3_CHAT = "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜></think>"
+V3_THINK = "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜><think>"
 
 
 def call(name, arguments=None):
@@ -75,6 +75,23 @@ CASES = {
          f'<{D}parameter name="a" string="true">x/></{D}parameter>\n</{D}invoke>\n'
          f'<{D}invoke name="g" />\n</{D}function_calls>' + EOS,
          message(calls=[call("ping"), call("f", {"a": "x/>"}), call("g")])),
+    ],
+    "deepseek_v4": [
+        (V3_THINK, "Need the weather.</think>Let me look." + dsml_block("tool_calls", WEATHER)
+         + EOS, message("Let me look.", "Need the weather.",
+                        [call("get_weather", {"city": "Paris", "days": 3})])),
+        (V3_CHAT, dsml_block("tool_calls", TWO) + EOS,
+         message(calls=[call("get_weather", {"city": "Paris"}), call("ping")])),
+        (V3_CHAT, dsml_block("tool_calls", RAW) + EOS, message(calls=[call("write_file", {
+            "path": "a.py", "content": ' print("<b>&amp;")\nif a < b:\n    pass\n'})])),
+        (V3_CHAT, "Checking." + dsml_block(" calls", TYPES, " ") + EOS, message("Checking.", calls=[
+            call("book", {"n": 2, "ok": True, "no": None, "seats": ["12A", "12B"],
+                          "meta": {"a": {"b": 1.5}}})])),
+        (V3_THINK, "</think>" + dsml_block(" calls", TWO, " ") + EOS,
+         message(calls=[call("get_weather", {"city": "Paris"}), call("ping")])),
+        # Tool results are a user turn: the prompt ends with the assistant header again.
+        ("<｜User｜><tool_result>21</tool_result><｜Assistant｜><think>",
+         "Got 21.</think>It is 21 °C." + EOS, message("It is 21 °C.", "Got 21.")),
     ],
 }
 
