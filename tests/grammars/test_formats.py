@@ -46,6 +46,29 @@ def dsml_block(block, calls, space=""):
     return f"\n\n<{D}{block}>\n" + "\n".join(invokes) + f"\n</{D}{block}>"
 
 
+K3_THINK = '<|open|>message role="user"<|sep|>Hi<|close|>message<|sep|><|end_of_msg|>' \
+    '<|open|>message role="assistant"<|sep|><|open|>think<|sep|>'
+K3_CHAT = K3_THINK.replace("think<|sep|>", "response<|sep|>")
+K3_END_THINK = "<|close|>think<|sep|>"
+K3_END = "<|close|>message<|sep|><|end_of_msg|>"
+
+
+def xtml_response(text):
+    return f"<|open|>response<|sep|>{text}<|close|>response<|sep|>"
+
+
+def xtml_tools(calls):
+    """A K3 tools element as the encoder writes it: calls numbered from 1."""
+    body = ""
+    for i, (name, arguments) in enumerate(calls, start=1):
+        body += f'<|open|>call tool="{name}" index="{i}"<|sep|>'
+        for key, kind, value in arguments:
+            body += (f'<|open|>argument key="{key}" type="{kind}"<|sep|>{value}'
+                     "<|close|>argument<|sep|>")
+        body += "<|close|>call<|sep|>"
+    return f"<|open|>tools<|sep|>{body}<|close|>tools<|sep|>"
+
+
 WEATHER = [("get_weather", [("city", "true", "Paris"), ("days", "false", "3")])]
 RAW = [("write_file", [("path", "true", "a.py"),
                        ("content", "true", ' print("<b>&amp;")\nif a < b:\n    pass\n')])]
@@ -92,6 +115,27 @@ CASES = {
         # Tool results are a user turn: the prompt ends with the assistant header again.
         ("<｜User｜><tool_result>21</tool_result><｜Assistant｜><think>",
          "Got 21.</think>It is 21 °C." + EOS, message("It is 21 °C.", "Got 21.")),
+    ],
+    "kimi_k3": [
+        (K3_THINK, "Need the weather." + K3_END_THINK + xtml_response("Checking.")
+         + xtml_tools([("get_weather", [("city", "string", "Paris"), ("days", "number", "3")])])
+         + K3_END, message("Checking.", "Need the weather.",
+                           [call("get_weather", {"city": "Paris", "days": 3})])),
+        (K3_THINK, "Book it." + K3_END_THINK + xtml_response("") + xtml_tools([
+            ("book", [("to", "string", " Paris\n"), ("n", "number", "2.5"),
+                      ("first", "boolean", "false"), ("extras", "object", '{"meal": "veg"}'),
+                      ("stops", "array", '["LYS"]'), ("note", "null", "null")]),
+            ("ping", [])]) + K3_END,
+         message(reasoning="Book it.", calls=[
+             call("book", {"to": " Paris\n", "n": 2.5, "first": False,
+                           "extras": {"meal": "veg"}, "stops": ["LYS"], "note": None}),
+             call("ping")])),
+        (K3_CHAT, "It is sunny.<|close|>response<|sep|>" + K3_END, message("It is sunny.")),
+        (K3_THINK, K3_END_THINK + xtml_response("Hi!") + K3_END, message("Hi!")),
+        (K3_CHAT, "Writing.<|close|>response<|sep|>" + xtml_tools([
+            ("write", [("body", "string", 'Use </argument> and <response>, "quoted" & raw.')])])
+         + K3_END, message("Writing.", calls=[
+             call("write", {"body": 'Use </argument> and <response>, "quoted" & raw.'})])),
     ],
 }
 

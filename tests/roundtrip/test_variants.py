@@ -24,6 +24,8 @@ VARIANTS = [
      "<think>hm</think>\n\n<\uff5cDSML\uff5c calls>"),
     ("deepseek_v4", {"thinking": False, "deepseek_v41": True}, "drop",
      "</think>\n\n<\uff5cDSML\uff5c calls>"),
+    ("kimi_k3", {"thinking": False}, "drop",
+     '<|open|>message role="assistant"<|sep|><|open|>response<|sep|><|close|>response<|sep|>'),
 ]
 PROBE = {"role": "assistant", "reasoning_content": "hm", "content": "",
          "tool_calls": [{"id": "abcdefghi", "type": "function",
