@@ -137,6 +137,17 @@ CASES = {
          + K3_END, message("Writing.", calls=[
              call("write", {"body": 'Use </argument> and <response>, "quoted" & raw.'})])),
     ],
+    "mistral_v3": [
+        ("<s>[INST]Hi[/INST]", '[TOOL_CALLS][{"name": "get_weather", "arguments": '
+         '{"city": "Paris", "days": 3}, "id": "a1b2c3d4e"}, {"name": "ping", "arguments": {}, '
+         '"id": "f5g6h7i8j"}]</s>',
+         message(calls=[call("get_weather", {"city": "Paris", "days": 3}), call("ping")])),
+        ("<s>[INST] Hi[/INST]", '[TOOL_CALLS] [{"name": "f", "arguments": {"s": "[/INST]"}, '
+         '"id": "a1b2c3d4e"}]</s>', message(calls=[call("f", {"s": "[/INST]"})])),
+        ("<s>[INST] Hi[/INST]", ' It is sunny.</s>', message("It is sunny.")),
+        ('[TOOL_RESULTS]{"content": 21, "call_id": "a1b2c3d4e"}[/TOOL_RESULTS]',
+         "It is 21 °C.</s>", message("It is 21 °C.")),
+    ],
 }
 
 

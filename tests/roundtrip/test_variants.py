@@ -24,6 +24,7 @@ VARIANTS = [
      "<think>hm</think>\n\n<\uff5cDSML\uff5c calls>"),
     ("deepseek_v4", {"thinking": False, "deepseek_v41": True}, "drop",
      "</think>\n\n<\uff5cDSML\uff5c calls>"),
+    ("mistral_v3", {"spm": True}, "drop", '[/INST][TOOL_CALLS] [{"name": "f"'),
     ("kimi_k3", {"thinking": False}, "drop",
      '<|open|>message role="assistant"<|sep|><|open|>response<|sep|><|close|>response<|sep|>'),
 ]
@@ -36,8 +37,9 @@ PROBE = {"role": "assistant", "reasoning_content": "hm", "content": "",
                          ids=[f"{n}-{json.dumps(k, sort_keys=True)}" for n, k, _, _ in VARIANTS])
 def test_other_layouts_round_trip(name, render_kwargs, reasoning, marker, request):
     grammar = grammars.grammar(name)
+    probe = {**PROBE, "content": ""}  # v3 has content or calls, not both
     prompt, output = ChatRenderer(grammar.chat_template, render_kwargs).assistant_turn(
-        [{"role": "user", "content": "Hi"}], PROBE)
+        [{"role": "user", "content": "Hi"}], probe)
     assert marker in prompt + output
     normalise = {**grammar.meta["normalise"], "render_kwargs": render_kwargs,
                  "reasoning": reasoning}
