@@ -148,6 +148,19 @@ CASES = {
         ('[TOOL_RESULTS]{"content": 21, "call_id": "a1b2c3d4e"}[/TOOL_RESULTS]',
          "It is 21 °C.</s>", message("It is 21 °C.")),
     ],
+    "magistral_2506": [
+        ("<s>[INST]Hi[/INST]", "<think>\nTwo lookups.\n</think>\n\nChecking both.[TOOL_CALLS]"
+         'get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}[TOOL_CALLS]get_weather'
+         '[CALL_ID]f5g6h7i8j[ARGS]{"city": "Lyon"}</s>',
+         message("Checking both.", "Two lookups.", [call("get_weather", {"city": "Paris"}),
+                                                    call("get_weather", {"city": "Lyon"})])),
+        ("<s>[INST]Hi[/INST]", "<think>\nEasy.\n</think>\n\nUse <think> tags.</s>",
+         message("Use <think> tags.", "Easy.")),
+        ("<s>[INST]Hi[/INST]", "Plain, with <think>x</think> inside.</s>",
+         message("Plain, with <think>x</think> inside.")),
+        ('[TOOL_RESULTS]a1b2c3d4e[TOOL_CONTENT]21[/TOOL_RESULTS]',
+         "<think>It said 21.</think>It is 21 °C.</s>", message("It is 21 °C.", "It said 21.")),
+    ],
 }
 
 

@@ -33,7 +33,7 @@ from rtcompiler.roundtrip.tokenizers import (
     stream_pieces,
 )
 
-MISTRAL = ["mistral", "magistral", "mistral_v3"]
+MISTRAL = ["mistral", "magistral", "mistral_v3", "magistral_2506"]
 
 
 def _meta(name: str) -> dict:
@@ -113,9 +113,11 @@ def test_mistral_round_trips_at_real_token_boundaries(name, request):
     assert multi >= len(seen) * 0.9
 
 
-def _assistant_message(message: dict, thinking: bool, chunked: bool = True):
+def _assistant_message(message: dict, thinking: bool, chunked: bool = True,
+                       plain_thinking: bool = False):
     """mistral-common's message for ``message``; ``chunked=False``: content as one string
-    (what tokenizers before v7 take)."""
+    (what tokenizers before v7 take); ``plain_thinking``: the reasoning as the text
+    ``<think>…</think>`` before the content (Magistral-2506 on tokenizer v11)."""
     from mistral_common.protocol.instruct.messages import AssistantMessage, TextChunk, ThinkChunk
     from mistral_common.protocol.instruct.tool_calls import FunctionCall, ToolCall
 
@@ -125,6 +127,9 @@ def _assistant_message(message: dict, thinking: bool, chunked: bool = True):
     if not chunked:
         return AssistantMessage(content=message.get("content") or None, tool_calls=calls or None)
     chunks = []
+    if plain_thinking and message.get("reasoning_content"):
+        text = f"<think>{message['reasoning_content']}</think>{message.get('content') or ''}"
+        return AssistantMessage(content=[TextChunk(text=text)], tool_calls=calls or None)
     if thinking and message.get("reasoning_content"):
         chunks.append(ThinkChunk(thinking=message["reasoning_content"]))
     if message.get("content"):
@@ -133,7 +138,8 @@ def _assistant_message(message: dict, thinking: bool, chunked: bool = True):
 
 
 @pytest.mark.parametrize("name,version", [
-    ("mistral", "v13"), ("magistral", "v13"), ("mistral", "v11"), ("mistral_v3", "v3")])
+    ("mistral", "v13"), ("magistral", "v13"), ("mistral", "v11"), ("mistral_v3", "v3"),
+    ("magistral_2506", "v11")])
 def test_rendered_turns_are_mistral_commons_token_sequences(name, version):
     """Our chat template, encoded by the chunker = mistral-common's InstructTokenizer, id for id."""
     chunker = _chunker(name, version=version)
@@ -152,7 +158,7 @@ def test_rendered_turns_are_mistral_commons_token_sequences(name, version):
     renderer = ChatRenderer(chat_template, variables)
     template = grammar(name).template
     banned = reserved_strings(template, chat_template)
-    thinking = name == "magistral"
+    thinking = name in ("magistral", "magistral_2506")
     tools = strategies.tool_schemas()
     content_with_calls = meta["normalise"].get("content_with_tool_calls") != "unsupported"
     cases = tools.flatmap(lambda ts: st.tuples(st.just(ts), strategies.assistant_messages(
@@ -166,7 +172,8 @@ def test_rendered_turns_are_mistral_commons_token_sequences(name, version):
         tools, message = case
         assume(message.get("content") or message.get("tool_calls"))
         _, output = renderer.assistant_turn([{"role": "user", "content": "Hello"}], message, tools)
-        mc_message = _assistant_message(message, thinking, chunked=version not in ("v3",))
+        mc_message = _assistant_message(message, thinking, chunked=version != "v3",
+                                        plain_thinking=name == "magistral_2506")
         expected = instruct.encode_assistant_message(mc_message, False)
         assert chunker.encode(output) == expected, output
 
