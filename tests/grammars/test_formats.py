@@ -18,6 +18,8 @@ D = "｜DSML｜"  # fullwidth bars, U+FF5C
 EOS = "<｜end▁of▁sentence｜>"
 V3_CHAT = "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜></think>"
 V3_THINK = "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜><think>"
+GLM5_THINK = "[gMASK]<sop><|user|>Weather in Paris?<|assistant|><think>"
+GLM5_CHAT = "[gMASK]<sop><|user|>Weather in Paris?<|assistant|></think>"
 
 
 def call(name, arguments=None):
@@ -147,6 +149,18 @@ CASES = {
         ("<s>[INST] Hi[/INST]", ' It is sunny.</s>', message("It is sunny.")),
         ('[TOOL_RESULTS]{"content": 21, "call_id": "a1b2c3d4e"}[/TOOL_RESULTS]',
          "It is 21 °C.</s>", message("It is 21 °C.")),
+    ],
+    # GLM-5.x: the GLM-4.7 layout, read by the glm47 grammar.
+    "glm47": [
+        (GLM5_THINK, "The user wants the weather.</think>Checking.<tool_call>get_weather"
+         "<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key>"
+         "<arg_value>3</arg_value></tool_call><|observation|>",
+         message("Checking.", "The user wants the weather.",
+                 [call("get_weather", {"city": "Paris", "days": "3"})])),
+        (GLM5_CHAT, "It is sunny.<|user|>", message("It is sunny.")),
+        (GLM5_THINK, "Two.</think><tool_call>ping</tool_call><tool_call>f<arg_key>s</arg_key>"
+         "<arg_value> a <b> </arg_value></tool_call><|observation|>",
+         message(reasoning="Two.", calls=[call("ping"), call("f", {"s": " a <b> "})])),
     ],
     "magistral_2506": [
         ("<s>[INST]Hi[/INST]", "<think>\nTwo lookups.\n</think>\n\nChecking both.[TOOL_CALLS]"
