@@ -22,11 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import __version__
-from ..automata import compile_regex
+from ..automata import compile_regex, compile_tag_pattern
+from ..automata.dfa import WorkBudget
 from ..template import Field, Template
 from . import plans
-from .literals import literal
-from .sections import section
+from .literals import MAX_NESTING, assignment, literal, nesting
+from .sections import section, sections_of
 
 ENGINE = "rtcompiler.runtime.engine"
 STREAM = "rtcompiler.runtime.stream"
@@ -38,9 +39,13 @@ class _Module:
     """The pieces of a module being assembled."""
 
     runtime: dict[tuple[str, str], str] = field(default_factory=dict)  # (module, section) -> code
-    regexes: list[str] = field(default_factory=list)  # pattern sources, index = table slot
+    regexes: dict[str, int] = field(default_factory=dict)  # pattern source -> table slot
+    tags: list[str] = field(default_factory=list)  # xml-inline tag patterns, index = slot
     data: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
+    # The template's DFA work budget: its delimiters' tables (counted when it loaded)
+    # and then the tag patterns' (see plans._check_tag_pattern).
+    budget: WorkBudget = field(default_factory=WorkBudget)
 
     def need(self, module: str, name: str) -> None:
         key = (module, name)
@@ -48,9 +53,12 @@ class _Module:
             self.runtime[key] = section(module, name)
 
     def regex(self, source: str) -> int:
-        if source not in self.regexes:
-            self.regexes.append(source)
-        return self.regexes.index(source)
+        return self.regexes.setdefault(source, len(self.regexes))
+
+    def tag(self, source: str) -> int:
+        if source not in self.tags:
+            self.tags.append(source)
+        return self.tags.index(source)
 
 
 def generate_module(template: Template, *, openai: bool = False) -> str:
@@ -60,6 +68,8 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
     output is what it always was, byte for byte.
     """
     module = _Module()
+    for delimiter in _delimiters(template):
+        module.budget.build(compile_regex(delimiter.regex_source).dfa)
     module.need(ENGINE, "engine")
     anchor = module.regex(template.start_anchor.regex_source)
     regions = [_region_source(module, index, f) for index, f in enumerate(template.fields)]
@@ -87,13 +97,21 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
     )
 
 
+def _delimiters(template: Template) -> list:
+    """The template's delimiters in the order it loads them: fields, then the anchor."""
+    found = [d for f in template.fields for d in (f.open, f.close) if d is not None]
+    return found + [template.start_anchor]
+
+
 def _ordered(runtime: dict[tuple[str, str], str]) -> list[tuple[tuple[str, str], str]]:
     """Runtime sections in a fixed order: engine, the rest by module, stream, openai."""
 
-    def rank(key: tuple[str, str]) -> tuple[int, str, str]:
+    def rank(key: tuple[str, str]) -> tuple[int, str, int, str]:
         mod, name = key
         order = {ENGINE: 0, STREAM: 2, OPENAI: 3}
-        return (order.get(mod, 1), mod, name)
+        # The engine's sections in file order: the engine before the tag chains it serves.
+        within = list(sections_of(mod)).index(name) if mod == ENGINE else 0
+        return (order.get(mod, 1), mod, within, name)
 
     return sorted(runtime.items(), key=lambda item: rank(item[0]))
 
@@ -156,11 +174,22 @@ def _regex_tables(module: _Module) -> str:
         f"    # {i}: {source!r}\n    {literal(compile_regex(source).to_data(), 4)}"
         for i, source in enumerate(module.regexes)
     )
-    return (
+    out = (
         "# Compiled delimiters: NFA, character classes and complete DFA tables per pattern.\n"
         f"_REGEX_DATA = [\n{body},\n]\n"
         "_REGEXES = [regex_from_data(data) for data in _REGEX_DATA]\n"
     )
+    if module.tags:
+        tags = ",\n".join(
+            f"    # {i}: {source!r}\n    {literal(compile_tag_pattern(source).to_data(), 4)}"
+            for i, source in enumerate(module.tags)
+        )
+        out += (
+            "# xml-inline tag patterns: a chain of literals (see TagChain) or a compiled regex.\n"
+            f"_TAG_DATA = [\n{tags},\n]\n"
+            "_TAGS = [tag_from_data(data) for data in _TAG_DATA]\n"
+        )
+    return out
 
 
 def _region_source(module: _Module, index: int, f: Field) -> str:
@@ -186,11 +215,14 @@ def _region_source(module: _Module, index: int, f: Field) -> str:
 
 def _table(template: Template, regions: list[str], anchor: int) -> str:
     rows = "".join(f"        {r},\n" for r in regions)
+    defaults, before = literal(template.defaults, 4), ""
+    if nesting(template.defaults) >= MAX_NESTING:  # assigned in parts (see assignment)
+        defaults, before = "_DEFAULTS", assignment("_DEFAULTS", template.defaults)
     return (
-        "TABLE = RegionTable(\n"
+        f"{before}TABLE = RegionTable(\n"
         f"    [\n{rows}    ],\n"
         f"    {literal(template.implicit)},\n"
-        f"    {literal(template.defaults, 4)},\n"
+        f"    {defaults},\n"
         f"    _REGEXES[{anchor}],\n"
         ")\n"
     )

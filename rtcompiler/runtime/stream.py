@@ -41,6 +41,11 @@ _FORM_HELD = 96
 _PARTIALS = 4096
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
+# What the stdlib matches of a whole-text parse may go through, in all: this many times
+# the text (see complete). A delimiter's stdlib form reads a bounded number of characters
+# past the match it returns (its ``tail`` fact), but a match that another delimiter's
+# commit cuts into is looked for again, from further on.
+_WHOLE_READS = 4
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
 # Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
@@ -268,15 +273,48 @@ def _landmarks(regions):
 def _apart(literals):
     """Whether no two occurrences of ``literals`` in any text overlap: none begins
     another, and none begins inside another or itself. Every occurrence is then a
-    match of their alternation, in a search from the start or by ``rfind``."""
-    for a in literals:
-        for b in literals:
-            if a != b and a.startswith(b):
+    match of their alternation, in a search from the start or by ``rfind``.
+
+    Read off the trie of the literals with its failure links (Aho-Corasick): a
+    literal beginning or inside another ends at a node on the other's path before
+    its last (a literal is a suffix of the node's text); one overlapping another's
+    end begins with a proper suffix of it (the failure link of its last node is not
+    the root). Linear in their total length, where comparing every pair was
+    quadratic in their number (minutes at import for thousands of literals).
+    """
+    children = [{}]  # the trie: node -> {character: node}; 0 is the root
+    ends = [False]  # whether a literal ends at the node
+    for literal in literals:
+        node = 0
+        for ch in literal:
+            nxt = children[node].get(ch)
+            if nxt is None:
+                nxt = children[node][ch] = len(children)
+                children.append({})
+                ends.append(False)
+            node = nxt
+        ends[node] = True
+    # fail[n]: the node of the longest proper suffix of n's text that is in the trie;
+    # ends[n] becomes whether some literal is a suffix of n's text. Breadth first.
+    fail = [0] * len(children)
+    order = list(children[0].values())
+    for node in order:
+        for ch, child in children[node].items():
+            link = fail[node]
+            while link and ch not in children[link]:
+                link = fail[link]
+            link = children[link].get(ch, 0)
+            fail[child] = link
+            ends[child] = ends[child] or ends[link]
+            order.append(child)
+    for literal in literals:
+        node = 0
+        for ch in literal[:-1]:
+            node = children[node][ch]
+            if ends[node]:
                 return False
-            for k in range(1, len(a)):
-                tail = a[k:]
-                if b.startswith(tail) or tail.startswith(b):
-                    return False
+        if fail[children[node][literal[-1]]]:
+            return False
     return True
 
 
@@ -313,10 +351,21 @@ def _walks(watches):
     A lead is allowed when no literal holds a lead character: a run of them then
     holds no landmark, so matches begin in the order of their landmarks.
     """
-    literals = {
-        s for watch in watches.values() for entry in watch
-        for s in entry[2].regex.prefilter.literals
-    }
+    # Every character of every literal, as sorted code points: whether a lead holds one
+    # is then a look-up per range of the lead (asking each lead about every literal's
+    # characters was quadratic in the number of delimiters).
+    characters = sorted({
+        ord(c) for watch in watches.values() for entry in watch
+        for s in entry[2].regex.prefilter.literals for c in s
+    })
+
+    def holds_a_literal_character(pre):
+        for lo, hi in pre.lead_ranges:
+            k = _bisect.bisect_left(characters, lo)
+            if k < len(characters) and characters[k] <= hi:
+                return True
+        return False
+
     walks = {}
     for mode, watch in watches.items():
         by_literal: dict = {}
@@ -325,9 +374,8 @@ def _walks(watches):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or pre.lead or pre.lead_class is not None and any(
-                    pre.lead_class.match(c) for literal in literals for c in literal
-                )
+                regex.captures is None or not regex.tail or pre.lead
+                or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
             for literal in pre.literals:
@@ -393,16 +441,9 @@ def truncate_at_last_anchor(anchor, prefix, literals=None):
             if at > last:
                 last, last_end = at, at + len(literal)
         return prefix if last_end is None else prefix[last_end:]
-    last_end = None
-    form = anchor.captures
-    if form is not None:
-        # The stdlib form finds regex's spans (see automata/capture.py); stepping
-        # the DFA over a long chat prompt cost tens of microseconds a parse.
-        for m in form.finditer(prefix):
-            last_end = m.end()
-    else:
-        for m in anchor.finditer(prefix):
-            last_end = m.end
+    # The stdlib form finds regex's spans (see automata/capture.py) where its search is
+    # linear; stepping the automata over a long chat prompt costs tens of microseconds.
+    last_end = anchor.last_end(prefix)
     return prefix if last_end is None else prefix[last_end:]
 
 
@@ -416,7 +457,7 @@ class ResponseStream:
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
-        "initial_events",
+        "initial_events", "formed",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
@@ -466,6 +507,7 @@ class ResponseStream:
         self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
+        self.formed = 0  # parse_whole: characters its successful stdlib matches went through
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -804,6 +846,7 @@ class ResponseStream:
             self.append(text)
         self.whole = {}
         self.failures = 0
+        self.formed = 0
         self.whole_pass()
         return self.finish()
 
@@ -1114,6 +1157,7 @@ class ResponseStream:
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
+        reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
         for found in table.landmarks.finditer(held, lo):
             spot = by_literal.get(found.group())
             if spot is None:
@@ -1128,6 +1172,9 @@ class ResponseStream:
                     start, end, caught = at + base, found.end() + base, None
                 else:
                     # (best_at for one delimiter: its match begins at the landmark.)
+                    if reads < 0:
+                        done = False
+                        break
                     matched = form.captures.match(held, at)
                     if matched is None:
                         self.failures += 1
@@ -1135,12 +1182,16 @@ class ResponseStream:
                             done = False
                             break
                         continue
-                    self.examined += matched.end() - at
-                    start, end = at + base, matched.end() + base
+                    end = matched.end()
+                    self.examined += end - at
+                    reads -= end - at
+                    start, end = at + base, end + base
                     caught = _form_captures(form, matched) if kind == "open" else None
             else:
                 self.pos = pos
+                self.formed = _WHOLE_READS * self.end - reads
                 best = self.best_at(held, base, found, at, entries)
+                reads = _WHOLE_READS * self.end - self.formed
                 if best is None:
                     continue
                 if best is False:
@@ -1180,6 +1231,7 @@ class ResponseStream:
                 done = False
                 break
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]
         if done and not cut:
             self.end_whole(held, base)
@@ -1198,6 +1250,8 @@ class ResponseStream:
                 regex = delimiter.regex
                 # (complete's attempt: from the run of lead characters before.)
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
+                if self.formed > _WHOLE_READS * self.end:
+                    return False
                 matched = regex.captures.match(held, t)
                 if matched is None:
                     if t != at:
@@ -1207,6 +1261,7 @@ class ResponseStream:
                         return False
                     continue
                 self.examined += matched.end() - t
+                self.formed += matched.end() - t
                 start, end = matched.start() + base, matched.end() + base
             # The earliest start wins; ties (one literal opening two regions) go
             # as in whole_pass.
@@ -1474,9 +1529,15 @@ class ResponseStream:
         prefilter has no bounded lead, every match holds a literal preceded only
         by lead characters: no match begins before the run of lead characters
         ending where the first literal begins. A match tried there, once, is
-        then the leftmost; if it fails, the scanner decides (linear time: no
-        ``re`` search is ever retried from start to start). An answer holds
+        then the leftmost; if it fails, the scanner decides. An answer holds
         until ``pos`` passes the match's start.
+
+        Linear time: the form reads each character a bounded number of times per
+        attempt and a bounded number past the match it returns (its ``linear`` and
+        ``tail`` facts, rtcompiler/automata/linearity.py); no ``re`` search is ever
+        retried from start to start; a bounded number of matches may fail (each
+        may read to the end), and the successful ones may go through at most
+        ``_WHOLE_READS`` times the text in all. Past either bound, the scanners.
         """
         cached = self.whole.get(key)
         pos = self.pos
@@ -1497,7 +1558,10 @@ class ResponseStream:
             self.whole[key] = (pos, m)
             return m
         form = regex.captures
-        if form is None or pre is None or pre.lead:
+        if (
+            form is None or pre is None or pre.lead or not regex.tail
+            or self.formed > _WHOLE_READS * self.end
+        ):
             self.whole[key] = _SLOW
             return _SLOW
         held, base = self.held()
@@ -1523,6 +1587,7 @@ class ResponseStream:
                 return _SLOW
             lo = hit + 1
         self.examined += found.end() - t
+        self.formed += found.end() - t
         m = _form_match(regex, found, base)
         self.whole[key] = (pos, m)
         return m
