@@ -291,3 +291,20 @@ def summary(cases: list[Case]) -> str:
     lines.append("conformance: " + ", ".join(f"{total[s]} {s}" for s in statuses)
                  + f" of {len(cases)} cases")
     return "\n".join(lines)
+
+
+README = CASES_DIR.parent / "README.md"
+_COUNTS = ("<!-- counts -->\n```\n", "\n```\n<!-- /counts -->")
+
+
+def readme_counts(text: str) -> str:
+    return text.split(_COUNTS[0], 1)[1].split(_COUNTS[1], 1)[0]
+
+
+if __name__ == "__main__":
+    # python -m tests.conformance.corpus: rewrite the README's copy of the counts.
+    text = README.read_text(encoding="utf-8")
+    head, rest = text.split(_COUNTS[0], 1)
+    tail = rest.split(_COUNTS[1], 1)[1]
+    README.write_text(head + _COUNTS[0] + summary(CASES) + _COUNTS[1] + tail, encoding="utf-8")
+    print(summary(CASES))

@@ -40,8 +40,10 @@ from .corpus import (
     CATEGORIES,
     NEEDS,
     OPTIONAL_KEYS,
+    README,
     RECOVERY_CATEGORIES,
     REQUIRED_KEYS,
+    readme_counts,
     result,
     summary,
 )
@@ -153,6 +155,6 @@ def test_reference_agrees(case):
 
 
 def test_the_readme_counts_are_current():
-    text = (CASES_DIR.parent / "README.md").read_text(encoding="utf-8")
-    block = text.split("<!-- counts -->\n```\n", 1)[1].split("\n```\n<!-- /counts -->", 1)[0]
-    assert block == summary(CASES), "tests/conformance/README.md: counts differ from the corpus"
+    text = README.read_text(encoding="utf-8")
+    assert readme_counts(text) == summary(CASES), (
+        "tests/conformance/README.md: counts differ; python -m tests.conformance.corpus")
