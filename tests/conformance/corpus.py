@@ -52,6 +52,9 @@ _SPECIAL = re.compile(
 )
 # Plain tags written in a delimiter pattern: <tool_call>, </think>, </function>.
 _TAG = re.compile(r"</?[a-z_]{2,20}>")
+# The head of a tag that carries its name: <parameter=, <function=.
+_TAG_HEAD = re.compile(r"<[a-z_]{2,20}=")
+_GROUP_NAME = re.compile(r"\(\?P<\w+>")
 
 
 @dataclass(frozen=True)
@@ -94,22 +97,33 @@ def _delimiter_markers(delimiter: Delimiter | None) -> set[str]:
         for literal in delimiter.literals or ():
             found.update(_SPECIAL.findall(literal))
         return found
-    text = (delimiter.pattern or "").replace("\\", "")
-    return set(_SPECIAL.findall(text)) | set(_TAG.findall(text))
+    text = _pattern_text(delimiter.pattern or "")
+    return set(_SPECIAL.findall(text)) | set(_TAG.findall(text)) | set(_TAG_HEAD.findall(text))
+
+
+def _pattern_text(pattern: str) -> str:
+    """A pattern without escapes and without its group names (``(?P<name>`` is no tag)."""
+    return _GROUP_NAME.sub("(", pattern).replace("\\", "")
 
 
 def template_markers(template: Template, end_of_turn: list[str] | None) -> tuple[str, ...]:
     """The strings no field of a parsed message may gain: the delimiters' literals, the
     special tokens and tags written in delimiter patterns and in the start anchor, the
-    JSON string delimiters, and the grammar's end-of-turn tokens."""
+    JSON string delimiters, the tags of an xml-inline tag pattern, and the grammar's
+    end-of-turn tokens."""
     found: set[str] = set(end_of_turn or ())
     for f in template.fields:
         found |= _delimiter_markers(f.open) | _delimiter_markers(f.close)
         args = f.content_args if isinstance(f.content_args, dict) else {}
         for pair in args.get("string_delims") or ():
             found.update(s for s in pair if isinstance(s, str) and len(s) > 1)
+        tag_pattern = args.get("tag_pattern")
+        if isinstance(tag_pattern, str):
+            text = _pattern_text(tag_pattern)
+            found.update(_TAG.findall(text))
+            found.update(_TAG_HEAD.findall(text))
     anchor = template.start_anchor
-    texts = anchor.literals if anchor.is_literal else (anchor.pattern.replace("\\", ""),)
+    texts = anchor.literals if anchor.is_literal else (_pattern_text(anchor.pattern),)
     for text in texts or ():
         found.update(_SPECIAL.findall(text))
     return tuple(sorted(found))
