@@ -43,6 +43,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("content", "bool", ("text",)),
     Section("content", "json", ("text",)),
     Section("content", "xml_inline"),
+    Section("content", "xml_typed"),
     Section("content", "kv_lines", ("text",)),
     Section("content", "pythonic"),
     Section("transform", "transform"),

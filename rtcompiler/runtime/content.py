@@ -11,11 +11,14 @@ about a field's ``content_args`` is looked up or defaulted while parsing. Call s
     parse_xml_inline(body, args, finditer, value_parser)
     parse_content_error(body, args)
     parse_pythonic(body, args)      (extension)
+    parse_xml_typed(body, args, finditer, value_parser, typed_parsers)   (extension)
 
 ``value_parser`` is ``None`` or the already specialised nested parser (a callable
 ``str -> value``); ``finditer`` is ``None`` (no ``tag_pattern``) or a callable
 ``text -> iterable of matches with .groupdict()`` running the tag pattern with the
-semantics of ``regex.finditer(pattern, text, regex.DOTALL)``.
+semantics of ``regex.finditer(pattern, text, regex.DOTALL)``; ``typed_parsers`` maps
+the text of one named group of a tag to the parser of that tag's value (``None``: the
+raw text).
 
 The compile-time half, which specialises a field's ``content_args`` into those
 prepared arguments, is :mod:`rtcompiler.codegen.content`.
@@ -421,6 +424,49 @@ def parse_xml_inline(
                 collected = out[key] = [collected]
             # A first value that was already a list (say, from a json value parser)
             # is extended in place, as the reference does.
+            collected.append(value)
+        else:
+            out[key] = value
+    return out
+
+
+###}
+
+
+###{standalone xml_typed
+def parse_xml_typed(
+    body: str,
+    args: dict,
+    finditer: "Finditer",  # noqa: UP037
+    value_parser: "ValueParser | None",  # noqa: UP037
+    typed_parsers: dict,
+) -> dict:
+    """``xml-inline`` whose tags say how their value is read (the ``typed-values``
+    extension): the text of the tag's ``args["typed_group"]`` group picks the value's
+    parser in ``typed_parsers``; any other text, or a group that did not take part,
+    falls back to ``value_parser``.
+
+    ``args``: ``tag_pattern`` (for messages), ``merge_duplicates`` (boolean),
+    ``typed_group`` (a group name of the tag pattern).
+    """
+    merge = args["merge_duplicates"]
+    typed_group = args["typed_group"]
+    out: dict = {}
+    for m in finditer(body):
+        groups = m.groupdict()
+        key = groups.get("key")
+        if key is None:
+            raise ValueError(
+                "xml-inline: tag_pattern needs a named group 'key' that takes part in "
+                f"every match; pattern: {args['tag_pattern']}"
+            )
+        raw = groups.get("value", "")
+        parser = typed_parsers.get(groups.get(typed_group), value_parser)
+        value = raw if parser is None else parser(raw)
+        if merge and key in out:
+            collected = out[key]
+            if not isinstance(collected, list):
+                collected = out[key] = [collected]
             collected.append(value)
         else:
             out[key] = value
