@@ -85,7 +85,8 @@ def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
             budget.build(tag.regex.dfa)
     except PatternError as e:
         # The pattern itself may be long (a size refusal): name the column, not the text.
-        raise TemplateError(where, f"{e.detail} at column {e.column}" if e.detail else str(e)) from None
+        detail = f"{e.detail} at column {e.column}" if e.detail else str(e)
+        raise TemplateError(where, detail) from None
 
 
 def _content_function(
