@@ -99,7 +99,7 @@ def test_every_strict_form_loads_and_keeps_what_is_not_robustness(name):
     robust, strict = grammar(name).spec, grammar(f"{name}:strict").spec
     assert strict == strict_spec(robust)
     assert not {"recover", "close-outside-strings"} & set(strict.get("extensions", []))
-    assert [e for e in robust.get("extensions", []) if e == "pythonic"] == (
+    assert [e for e in robust.get("extensions", []) if e in ("pythonic", "typed-values")] == (
         strict.get("extensions", []))
     compile_template(f"{name}:strict")
 

@@ -26,8 +26,8 @@ from rtcompiler import grammars
 from rtcompiler.codegen import load_parser
 from rtcompiler.template import TemplateError, load_template
 
-from ..compile.strategies import chunkings, outputs, prefixes, templates, tools
-from ..compile.test_parity import _lazy_delimiters
+from ..parity.strategies import chunkings, outputs, prefixes, templates, tools
+from ..parity.test_parity import _lazy_delimiters
 
 UNFINISHED = "unfinished: the output ended inside the region"
 

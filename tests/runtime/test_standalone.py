@@ -1,11 +1,12 @@
 """The runtime sections work on their own: standard library only, under ``python -I -S``.
 
 A generated module contains only the ``###{standalone`` sections it needs (a section
-plus what ``SECTION_DEPENDS`` says it calls into), in an order the generator chooses.
-So, for content.py, transform.py and tools.py:
+plus what the manifest, ``rtcompiler/codegen/manifest.py``, says it calls into), in
+manifest order. So, for content.py, transform.py and tools.py:
 
 * every import inside a section is a standard-library module;
-* ``SECTION_DEPENDS`` names exactly the file's sections;
+* the manifest names exactly the file's sections, in file order, and every section
+  comes after the ones it depends on; every runtime file's sections are in it;
 * each section with its dependency closure, alone, runs a smoke call in a fresh
   ``python -I -S`` interpreter (no site-packages: no regex, no rtcompiler) and gives
   the same result as the in-process modules;
@@ -15,6 +16,7 @@ So, for content.py, transform.py and tools.py:
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import re
 import subprocess
@@ -25,6 +27,9 @@ from typing import Any
 
 import pytest
 
+from rtcompiler.codegen import content as content_plans
+from rtcompiler.codegen import manifest
+from rtcompiler.codegen import transform as transform_plans
 from rtcompiler.runtime import content, tools, transform
 
 MODULES: dict[str, ModuleType] = {"content": content, "transform": transform, "tools": tools}
@@ -37,6 +42,7 @@ EXPECTED_SECTIONS = {
         "bool",
         "json",
         "xml_inline",
+        "xml_typed",
         "kv_lines",
         "pythonic",
     ],
@@ -58,16 +64,10 @@ def sections(module: ModuleType) -> dict[str, str]:
 
 
 def closure(module: ModuleType, name: str) -> list[str]:
-    depends = module.SECTION_DEPENDS
-    order = list(depends)
-    wanted: set[str] = set()
-    todo = [name]
-    while todo:
-        current = todo.pop()
-        if current not in wanted:
-            wanted.add(current)
-            todo.extend(depends[current])
-    return [s for s in order if s in wanted]
+    """``name`` and what it depends on, all in ``module`` here, in manifest order."""
+    found = list(manifest.closure([name]))
+    assert {manifest.BY_NAME[s].module for s in found} == {module.__name__.rsplit(".", 1)[1]}
+    return found
 
 
 @pytest.mark.parametrize("label", MODULES)
@@ -75,16 +75,28 @@ def test_section_names_and_dependencies(label: str) -> None:
     module = MODULES[label]
     found = sections(module)
     assert list(found) == EXPECTED_SECTIONS[label]
-    assert list(module.SECTION_DEPENDS) == EXPECTED_SECTIONS[label]
-    for deps in module.SECTION_DEPENDS.values():
-        assert set(deps) <= set(found)
+    assert [s.name for s in manifest.SECTIONS if s.module == label] == EXPECTED_SECTIONS[label]
+    for s in manifest.SECTIONS:
+        if s.module == label:
+            assert set(s.depends) <= set(found)
+
+
+def test_manifest_lists_every_section_after_its_dependencies() -> None:
+    seen: set[str] = set()
+    for s in manifest.SECTIONS:
+        assert s.name not in seen, f"{s.name} listed twice"
+        assert set(s.depends) <= seen, f"{s.name} comes before a section it depends on"
+        seen.add(s.name)
+    runtime = Path(content.__file__ or "").parent
+    for path in sorted(runtime.glob("*.py")):
+        module = importlib.import_module(f"rtcompiler.runtime.{path.stem}")
+        found = list(sections(module))
+        assert found == [s.name for s in manifest.SECTIONS if s.module == path.stem], path.name
 
 
 def test_generator_reads_the_same_sections() -> None:
-    from rtcompiler.codegen.sections import sections_of
-
     for module in MODULES.values():
-        assert {k: v.strip() for k, v in sections_of(module.__name__).items()} == {
+        assert {k: v.strip() for k, v in manifest.sections_of(module.__name__).items()} == {
             k: v.strip() for k, v in sections(module).items()
         }
 
@@ -107,12 +119,13 @@ def test_sections_import_only_the_standard_library(label: str) -> None:
 
 # --- running the sections alone -----------------------------------------------------------
 
-JSON_ARGS = content.content_plan(
+JSON_ARGS = content_plans.content_plan(
     "json", {"unquoted_keys": True, "string_delims": [["<<", ">>"]]}
 ).args
 JSON_BODY = '{ca\u0301fe\u0301:<<he said "hi">>,b:[1]}'
 XML_PATTERN = r"<(?P<key>\w+)>(?P<value>.*?)</\w+>"
-TRANSFORM = transform.transform_plan(
+TYPED_PATTERN = r'<(?P<key>\w+)(?: t="(?P<t>\w)")?>(?P<value>.*?)</\w+>'
+TRANSFORM = transform_plans.transform_plan(
     {"type": "function", "function": {"name": "{name}", "arguments": "{content.args}"}}
 )
 TOOLS = [
@@ -122,7 +135,7 @@ TOOLS = [
     }
 ]
 
-EACH = transform.transform_plan({"function": {"name": "{name}", "arguments": "{args}"}})
+EACH = transform_plans.transform_plan({"function": {"name": "{name}", "arguments": "{args}"}})
 
 # One smoke call per section; each sets `result` (JSON-able).
 SMOKE: dict[str, str] = {
@@ -142,6 +155,13 @@ SMOKE: dict[str, str] = {
         f"finditer = re.compile({XML_PATTERN!r}, re.S).finditer\n"
         "result = parse_xml_inline('<a>1</a><a>2</a>', "
         "{'tag_pattern': 'p', 'merge_duplicates': True}, finditer, int)"
+    ),
+    "xml_typed": (
+        "import re, json\n"
+        f"finditer = re.compile({TYPED_PATTERN!r}, re.S).finditer\n"
+        "result = parse_xml_typed('<a t=\"j\">[1]</a><b t=\"s\">[1]</b><c>2</c>', "
+        "{'tag_pattern': 'p', 'merge_duplicates': False, 'typed_group': 't'}, finditer, int, "
+        "{'j': json.loads, 's': None})"
     ),
     "kv_lines": (
         "result = parse_kv_lines('a: 1\\n\\nb= 2\\nc: x: y', "
@@ -220,6 +240,7 @@ def test_each_section_runs_alone_under_isolated_python() -> None:
         assert got == want, label
     # The smoke calls do exercise something.
     assert expected[labels.index("content[json]")] == {"ca\u0301fe\u0301": 'he said "hi"', "b": [1]}
+    assert expected[labels.index("content[xml_typed]")] == {"a": [1], "b": "[1]", "c": 2}
     assert expected[labels.index("content[pythonic]")] == [
         {"name": "f", "arguments": {"from": "x", "n": [1, None]}}, {"name": "g", "arguments": {}}
     ]

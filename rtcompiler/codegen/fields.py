@@ -1,0 +1,145 @@
+"""Per-field code: a field's content parser and transform, specialised and emitted.
+
+For field ``i`` the generator writes a function ``_process_i(body, captures)``
+that calls the runtime parser chosen by the field's ``content`` with arguments
+prepared at compile time (``_ARGS_i...`` data), then the field's transform: written
+out as one expression (a dict display whose values are subscripts of the parsed value
+and the captures, every key and literal emitted by ``literal``), with the pre-built
+node tree ``_TRANSFORM_i`` interpreted instead when a lookup fails, so that errors
+are the reference's, or always when the transform nests too deeply to be written as
+one expression (see ``literals.MAX_NESTING``). Nested value parsers get functions of
+their own; an ``xml-inline`` tag pattern becomes one more compiled regex.
+"""
+
+from __future__ import annotations
+
+from ..automata import compile_tag_pattern
+from ..automata.dfa import WorkBudget
+from ..dialect.errors import PatternError
+from ..template import Field, TemplateError
+from . import content as content_plans
+from . import transform as transform_plans
+from .builder import ModuleBuilder
+from .literals import MAX_NESTING, assignment, literal, nesting
+
+
+def streamable(f: Field) -> bool:
+    return f.content in content_plans.STREAMABLE_PARSERS
+
+
+def field_function(name: str, index: int, f: Field, module: ModuleBuilder) -> str:
+    """Source of ``name(body, captures)`` for field ``f``; the sections it uses go into
+    ``module``."""
+    plan = content_plans.content_plan(f.content, f.content_args)
+    # The content parser's call, written out in the field's function (no function of
+    # its own: one Python call less per region closed).
+    _, content_call = _content_function(
+        f"_content_{index}", plan, module, f"fields.{f.name}.content_args",
+        define=False,
+    )
+    lines = [f"def {name}(body, captures):"]
+    if f.transform is None:
+        lines.append(f"    return {content_call}")
+    else:
+        node = f"_TRANSFORM_{index}"
+        module.data.append(assignment(node, transform_plans.transform_plan(f.transform)))
+        module.need("transform_each" if f.transform_each else "transform")
+        if f.transform_each:
+            lines.append(
+                f"    return transform_each({content_call}, captures, {node}, "
+                f"{literal(f.name)})"
+            )
+        elif nesting(f.transform) >= MAX_NESTING:
+            # Written out, it would nest as deeply as the transform: too deep for Python's
+            # parser past 200 levels. The node tree, assigned in parts, is interpreted.
+            lines.append(f"    return transform_content({content_call}, captures, {node})")
+        else:
+            # The transform written out as one expression (a dict literal, typically):
+            # walking the node tree cost a few microseconds per tool call. The tree
+            # stays for the errors, which only the interpreter words as the reference does.
+            expression = transform_plans.transform_expression(
+                transform_plans.transform_plan(f.transform), "content", "captures", literal
+            )
+            lines += [
+                f"    content = {content_call}",
+                "    try:",
+                f"        return {expression}",
+                "    except (KeyError, TypeError):",
+                f"        return transform_content(content, captures, {node})",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
+    """An xml-inline tag pattern must be in our dialect, and matched in linear time
+    (a backreference only in the tag-pair shape): refuse it when compiling.
+
+    (transformers only fails when a region of the field is parsed, with
+    ``regex.error``; a generated module cannot raise that type, and a template
+    that can never parse such a region is better refused up front.) Its tables,
+    which the module embeds, count towards the template's work budget.
+    """
+    try:
+        tag = compile_tag_pattern(pattern)
+        if tag.regex is not None:
+            budget.build(tag.regex.dfa)
+    except PatternError as e:
+        # The pattern itself may be long (a size refusal): name the column, not the text.
+        detail = f"{e.detail} at column {e.column}" if e.detail else str(e)
+        raise TemplateError(where, detail) from None
+
+
+def _content_function(
+    name: str, plan: content_plans.ContentPlan, module: ModuleBuilder, where: str,
+    define: bool = True,
+) -> tuple[str, str]:
+    """The call that parses ``body`` for ``plan``, an expression of ``body``, with the
+    data it needs emitted; with ``define``, also a function ``name(body)`` making it
+    (what a nested value parser is passed as). Returns ``name`` and the call."""
+    module.need(*plan.sections)
+    if plan.function == "parse_text":
+        # parse_text itself, written out: a text value costs no call.
+        call = "body.strip()" if plan.args["strip"] else "body"
+    else:
+        args = f"_ARGS{name}"
+        module.data.append(assignment(args, plan.args))
+        call = f"{plan.function}(body, {args}"
+        if plan.function in ("parse_xml_inline", "parse_xml_typed", "parse_kv_lines"):
+            nested = "None"
+            if plan.value_parser is not None:
+                nested, _ = _content_function(
+                    f"{name}_value", plan.value_parser, module, where + ".value_parser.args",
+                )
+            if plan.function != "parse_kv_lines":
+                finditer = "None"
+                if plan.tag_pattern is not None:
+                    _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern", module.budget)
+                    finditer = f"_TAGS[{module.tag(plan.tag_pattern)}].group_finditer"
+                    module.need("chain")
+                call += f", {finditer}"
+            call += f", {nested}"
+            if plan.function == "parse_xml_typed":
+                call += f", {_typed_parsers(name, plan, module, where)}"
+        call += ")"
+    if define:
+        module.functions.append(f"def {name}(body):\n    return {call}\n")
+    return name, call
+
+
+def _typed_parsers(
+    name: str, plan: content_plans.ContentPlan, module: ModuleBuilder, where: str
+) -> str:
+    """The name of a module-level dict from each typing text to its value parser
+    (``None``: the raw text), emitted after the parsers' own functions."""
+    entries = []
+    for k, (text, typed) in enumerate(plan.typed):
+        parser = "None"
+        if typed is not None:
+            parser, _ = _content_function(
+                f"{name}_typed_{k}", typed, module,
+                f"{where}.typed_values.parsers[{literal(text)}].args",
+            )
+        entries.append(f"    {literal(text)}: {parser},\n")
+    table = f"_TYPED{name}"
+    module.functions.append(f"{table} = {{\n{''.join(entries)}}}\n")
+    return table
