@@ -179,8 +179,9 @@ def _without(*keys: str) -> dict:
 # -- against the reference ------------------------------------------------------------
 
 
-def robust(spec: dict) -> dict | None:
-    """``spec`` opting in to both extensions wherever it can (None when nowhere)."""
+def robust(spec: dict, kept: tuple = ()) -> dict | None:
+    """``spec`` opting in to both extensions wherever it can (None when nowhere), with
+    the other extensions ``kept`` it declares."""
     if not isinstance(spec, dict) or "extensions" in spec:
         return None
     fields = spec.get("fields") or {}
@@ -202,12 +203,13 @@ def robust(spec: dict) -> dict | None:
             f["close_outside_strings"] = True
             out["extensions"] = ["close-outside-strings"]
             try:
-                load_template({**out, "extensions": ["recover", "close-outside-strings"]})
+                load_template({**out, "extensions": [
+                    "recover", "close-outside-strings", *kept]})
             except TemplateError:
                 del f["close_outside_strings"]
             else:
                 used.add("close-outside-strings")
-    out["extensions"] = sorted(used)
+    out["extensions"] = sorted({*used, *kept})
     return out
 
 
@@ -298,13 +300,10 @@ def _robust_forms() -> list[tuple[str, dict]]:
         spec = grammars.grammar(name).spec
         if "recover" not in (spec.get("extensions") or []):
             strict = grammars.grammar(f"{name}:strict").spec
-            pythonic = "pythonic" in (strict.get("extensions") or [])
             plain = {k: v for k, v in strict.items() if k != "extensions"}
-            spec = robust(plain)
+            spec = robust(plain, tuple(strict.get("extensions") or ()))
             if spec is None:
                 continue
-            if pythonic:
-                spec["extensions"] = sorted({*spec["extensions"], "pythonic"})
         out.append((name, spec))
     return out
 
