@@ -54,6 +54,7 @@ class DeltaStream(_runtime.DeltaStream):
         tools: list | None = None,
         call_id: Callable[[int], str] | None = None,
         ensure_ascii: bool = False,
+        live_calls: bool = False,
     ) -> None:
         compiled = parser if isinstance(parser, CompiledParser) else compile_template(parser)
         schemas = _schemas(tools)
@@ -64,6 +65,7 @@ class DeltaStream(_runtime.DeltaStream):
             call_id=call_id,
             ensure_ascii=ensure_ascii,
             regex=compile_regex,
+            live_calls=live_calls,
         )
 
 

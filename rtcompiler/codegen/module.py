@@ -240,14 +240,16 @@ _OPENAI_REGEXES = {{
 {regexes}}}
 
 
-def openai_stream(prefix=None, *, tools=None, call_id=None, ensure_ascii=False):
+def openai_stream(prefix=None, *, tools=None, call_id=None, ensure_ascii=False,
+                  live_calls=False):
     """Chat-completion chunk deltas for one generation: ``initial_deltas``,
     ``feed(text) -> deltas``, ``finish() -> deltas`` (then ``message`` and
     ``finish_reason``). ``call_id(index)`` names tool calls (default: random).
+    ``live_calls`` streams a recovering field's calls before they close.
     """
     return DeltaStream(ResponseParser(prefix, tools=tools), OPENAI_PLAN, tools,
                        call_id=call_id, ensure_ascii=ensure_ascii,
-                       regex=_OPENAI_REGEXES.__getitem__)
+                       regex=_OPENAI_REGEXES.__getitem__, live_calls=live_calls)
 
 
 __all__ += ["DeltaStream", "arguments_json", "openai_stream"]
