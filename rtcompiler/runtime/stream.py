@@ -1574,6 +1574,16 @@ class ResponseStream:
                 return None
             t = pre.lead_start(held, lo, hit)
             self.examined += hit - t
+            if regex.apart:
+                # Attempts read apart (no loop reads where one can begin): one search
+                # tries every later start in linear time, and near-misses of the
+                # literal stay at C speed instead of failing over to the scanner.
+                found = form.search(held, t)
+                if found is None:
+                    self.examined += n - t
+                    self.whole[key] = (pos, None)
+                    return None
+                break
             found = form.match(held, t)
             if found is not None:
                 break
