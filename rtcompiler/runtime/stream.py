@@ -36,6 +36,12 @@ _SHORT_HELD = 16
 # Unsent text this short that holds a literal is matched with the pattern's stdlib
 # form before a scanner is made for it (see answer).
 _FORM_HELD = 96
+# Unsent text up to this long is still tried with the stdlib form (its answer is not
+# remembered): a feed of a few hundred characters holding a tool-call header found it
+# with a scanner, stepped in Python, where the whole-text parse used the form (a 256-
+# character feed cost 3.5 times the same text parsed whole). Each try reads at most
+# this much, as before at most _FORM_HELD: a constant per answer.
+_FORM_READ = 512
 # Answers a regex remembers for the unsent text (see answer): at most this many per
 # regex, each for at most _FORM_HELD characters.
 _PARTIALS = 4096
@@ -1391,7 +1397,8 @@ class ResponseStream:
         regex = delimiter.regex
         pre = regex.prefilter
         key = None
-        if pre is not None and pre.simple and self.end - self.pos <= _FORM_HELD:
+        span = self.end - self.pos
+        if pre is not None and pre.simple and span <= _FORM_READ:
             scanner = self.scanners.get(watcher)
             if scanner is None or scanner.pos < self.pos:
                 # Short unsent text and no scanner to go on with. A search from pos
@@ -1402,7 +1409,8 @@ class ResponseStream:
                 # a header met before (the same tool's, in an earlier answer) is
                 # answered with one lookup per token. The holder asks first.
                 held_by = self.held_by
-                if not eos and held_by is not None and held_by[0][3] is watcher:
+                short = span <= _FORM_HELD  # answers are remembered for short text only
+                if short and not eos and held_by is not None and held_by[0][3] is watcher:
                     key = self.answer_key(regex)
                     known = regex.partials.get(key)
                     if known is not None:
@@ -1439,7 +1447,7 @@ class ResponseStream:
                     self.examined += j - lo + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
-                    if not eos and key is None:
+                    if short and not eos and key is None:
                         key = self.answer_key(regex)
                         known = regex.partials.get(key)
                         if known is not None:

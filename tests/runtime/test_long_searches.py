@@ -161,3 +161,30 @@ def test_near_misses_of_a_two_tag_close_stay_in_the_stdlib_search():
     assert max(steps) <= 16, steps
     assert max(per_char) <= 3.5, per_char
     assert per_char[2] <= per_char[0] * 1.05 + 0.05, per_char
+
+
+def test_feeds_of_a_few_hundred_characters_find_headers_with_the_stdlib_form():
+    # Unsent text longer than _FORM_HELD holding a tool-call header was left to the
+    # header's scanner, stepped in Python (0.15 steps a character with 256-character
+    # feeds); up to _FORM_READ it is tried with the stdlib form first, as a
+    # whole-text parse does: the steps left are headers cut by a feed's end.
+    from rtcompiler import grammars
+
+    module = load_parser(grammars.grammar("gpt_oss").template)
+    call = ('<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>'
+            '{"city": "Paris", "days": 3}<|call|>')
+    preamble = ("<|start|>assistant<|channel|>commentary<|message|>"
+                + "Checking the weather for you now. " * 6 + "<|end|>")
+    steps, read = [], []
+    for k in (10, 40, 160):
+        text = (preamble + call) * k
+        parser = module.ResponseParser("<|start|>assistant")
+        for i in range(0, len(text), 256):
+            parser.feed(text[i : i + 256])
+        message = parser.finalize()[0]
+        assert len(message["tool_calls"]) == k
+        stream = parser._stream
+        steps.append(stream.steps / len(text))
+        read.append((stream.searched + stream.examined) / len(text))
+    assert max(steps) <= 0.1, steps
+    assert max(read) <= 5.5 and read[2] <= read[0] * 1.05, read
