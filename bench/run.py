@@ -39,7 +39,15 @@ from .engines import (
     outcome,
 )
 from .floor import floor_run
-from .timing import OverBudget, growth_exponent, median, peak_memory, settle_heap, timed
+from .timing import (
+    OverBudget,
+    growth_exponent,
+    median,
+    peak_memory,
+    settle_heap,
+    timed,
+    use_clock,
+)
 
 MODES = ("parse", "feed1", "feed4", "feed16", "feed64", "feed256")
 # The modes of a quick run: the chunk sizes issue 6 set targets on, and one larger.
@@ -395,7 +403,7 @@ class Bench:
         report: dict[str, Any] = {
             "config": {k: list(v) if isinstance(v, tuple) else v for k, v in vars(c).items()},
             "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                        "load_before": _load()},
+                        "load_before": _load(), "clock": _clock_name()},
             "versions": _versions(),
         }
         try:
@@ -476,6 +484,12 @@ def _versions() -> dict[str, str | None]:
         except Exception:
             versions[name] = None
     return versions
+
+
+def _clock_name() -> str:
+    from . import timing
+
+    return next(name for name, c in timing.CLOCKS.items() if c is timing.clock)
 
 
 def _load() -> list[float] | None:
@@ -761,6 +775,10 @@ def arguments(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Names
                    help="seconds one run may take before it is interrupted and larger sizes of "
                         "the same case are skipped for that engine (default 60, quick 5)")
     p.add_argument("--seed", type=int)
+    p.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                   help="what a measurement reads: the process's CPU time (default; on a "
+                        "shared machine it leaves out the time spent waiting for a core) or "
+                        "wall time")
     p.add_argument("--json", metavar="OUT", help="also write every measurement as JSON")
     p.add_argument("--fresh", action="store_true",
                    help="our parser forgets, before every run, the tool-call headers it met "
@@ -780,6 +798,7 @@ def arguments(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Names
 
 def main(argv: Sequence[str] | None = None) -> int:
     config, args = arguments(argv)
+    use_clock(args.clock)
     bench = Bench(config, make_ours=OursFresh if args.fresh else Ours)
     try:
         report = bench.run()
@@ -788,7 +807,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(table(report))
     load = report["machine"]
-    print(f"\n{report['seconds']:.0f} s; load average (1, 5, 15 min) {load['load_before']} "
+    print(f"\n{report['seconds']:.0f} s; {load['clock']} time; "
+          f"load average (1, 5, 15 min) {load['load_before']} "
           f"before, {load['load_after']} after; {load['platform']}, "
           f"Python {report['machine']['python']}; " +
           ", ".join(f"{k} {v}" for k, v in report["versions"].items()))

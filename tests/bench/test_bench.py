@@ -239,3 +239,18 @@ def test_sweep_and_quick_configurations():
     assert max(quick.shape_sizes) == 8 * 1024
     with pytest.raises(SystemExit):
         arguments(["--quick", "--sweep"])
+
+
+def test_the_clock_is_cpu_time_unless_asked(tmp_path):
+    from bench import timing
+
+    out = tmp_path / "bench.json"
+    try:
+        for flag, name in (([], "cpu"), (["--clock", "wall"], "wall")):
+            assert main(["--styles", "qwen3", "--kinds", "plain", "--sizes", "1K", "--modes",
+                         "parse", "--sections", "realistic", "--reps", "1", "--json",
+                         str(out), *flag]) == 0
+            assert json.loads(out.read_text())["machine"]["clock"] == name
+            assert timing.clock is timing.CLOCKS[name]
+    finally:
+        timing.use_clock("cpu")
