@@ -483,6 +483,10 @@ class CompiledRegex:
         # for no match and nothing pending; kept by ResponseStream.answer.
         self.partials: dict = {}
         self._capture_free = None  # see capture_free
+        # (context, the text a match's threads settled after) -> its groups, as offsets
+        # from its start, and the lengths of those texts (see groups_at).
+        self.settled_at: dict = {}
+        self.settled_lengths: list = []
         self.loop_exits: dict = {}  # see loop_exit
         # Work counters (tests read them): characters groups_at walked with the
         # thread machine, and left unwalked once the captures settled; characters
@@ -974,10 +978,24 @@ class CompiledRegex:
                 return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
+        free = None if partial else self.capture_free
+        if free is not None and self.settled_at:
+            # Headers met before: the threads settle after the same characters, read
+            # from the same context, with the same captures (as offsets from the start).
+            known = self.settled_at
+            for length in self.settled_lengths:
+                if start + length < end:
+                    found = known.get((prev, text[start : start + length]))
+                    if found is not None:
+                        self.settled += end - start
+                        return {
+                            name: None if found[index] is None
+                            else text[start + found[index][0] : start + found[index][1]]
+                            for name, index in self.nfa.group_names.items()
+                        }
         threads: list = [(self.nfa.start, (), (slots, -1))]
         best = None
         i = start
-        free = None if partial else self.capture_free
         while True:
             c = EOF if i == n else self.class_of(text[i])
             out, match, hit = self.machine.closure(
@@ -1009,6 +1027,7 @@ class CompiledRegex:
                 if all(s in free and not ob and p[0] == held for s, ob, p in threads):
                     self.settled += end - i
                     chosen = (held, end)
+                    self._keep_settled(text, start, i, prev, held)
                     break
             prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
         self.walked += i - start
@@ -1018,6 +1037,26 @@ class CompiledRegex:
             for name, index in self.nfa.group_names.items()
         }
 
+
+    def _keep_settled(self, text: str, start: int, at: int, prev: int, slots: tuple) -> None:
+        """Remember that the threads from ``start`` settled at ``at`` with ``slots``
+        (see groups_at), for short prefixes and a few lengths of them."""
+        length = at - start
+        if length > _SETTLED_PREFIX:
+            return
+        lengths = self.settled_lengths
+        if length not in lengths:
+            if len(lengths) >= _SETTLED_LENGTHS:
+                return
+            lengths.append(length)
+        known = self.settled_at
+        if len(known) >= _SETTLED_KEPT:
+            known.clear()  # the headers of the tools in use now fill it again
+        groups = {}
+        for index in self.nfa.group_names.values():
+            lo, hi = slots[3 * index], slots[3 * index + 1]
+            groups[index] = None if lo < 0 or hi < 0 or hi < lo else (lo - start, hi - start)
+        known[(prev, text[start:at])] = groups
 
     def loop_exit(self, state: int, held: int):
         """``find(text, i, hi)``: where in ``text[i:hi]`` the first character is that
@@ -1334,6 +1373,12 @@ _QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.q
 # characters between two exits would pay a search each.
 _LOOP_RUN = 4
 _UNKNOWN = object()
+# Groups remembered per pattern where a match's threads settled (CompiledRegex.groups_at):
+# at most this many, each after at most _SETTLED_PREFIX characters, of at most
+# _SETTLED_LENGTHS different lengths (each length costs a look-up per match).
+_SETTLED_KEPT = 1024
+_SETTLED_PREFIX = 256
+_SETTLED_LENGTHS = 8
 # Exits this few are found with str.find, one per character (a memchr, several times
 # faster than sre's search for a character class); more, with a class.
 _FIND_EXITS = 4

@@ -105,6 +105,26 @@ def test_a_lazy_header_left_open_is_passed_over_in_a_whole_text_parse():
     assert max(steps) <= 48 and len(set(steps)) == 1, steps
 
 
+def test_groups_read_before_are_looked_up_not_walked():
+    module = load_parser(load_template(HARMONY))
+    regex = module.TABLE.by_name["tool_calls"].open.regex
+    regex.settled_at.clear()
+    regex.settled_lengths.clear()
+    walked = []
+    for name in ("get_weather", "get_weather", "search_web", "get_weather", "search_web"):
+        text = _harmony(2_000).replace("get_weather", name)
+        message, _, w = _whole(module, text)
+        assert message == ref_parse_response(text, HARMONY, prefix="")
+        assert message["tool_calls"][0]["name"] == name
+        walked.append(w)
+    # Each header is walked the first time it is met, up to where its threads settle.
+    assert walked == [25, 0, 24, 0, 0], walked
+    # A name that only begins like a known one settles later: it is walked.
+    text = _harmony(2_000).replace("get_weather", "get_weather_today")
+    message, _, w = _whole(module, text)
+    assert message["tool_calls"][0]["name"] == "get_weather_today" and w > 0
+
+
 @pytest.mark.parametrize("step", [16, 64, 256])
 def test_a_lazy_header_left_open_is_passed_over_when_streamed(step):
     module = load_parser(load_template(HARMONY))
