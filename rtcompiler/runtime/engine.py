@@ -867,7 +867,7 @@ class CompiledRegex:
             if a.interval_class[k] not in keep:
                 last = a.starts[k + 1] - 1 if k + 1 < len(a.starts) else 0x10FFFF
                 ranges.append((first, last))
-        return _re.compile(_char_class(ranges) if ranges else "(?!)", _re.DOTALL)
+        return _re.compile(char_class_source(ranges) if ranges else "(?!)", _re.DOTALL)
 
     def _walk(self, text: str, s: int, k: int, starts, masks, first):
         """The match beginning at ``s`` (in run ``k``): ``(end, groups)``, following at
@@ -1453,7 +1453,7 @@ class Prefilter:
         self._order = list(self.literals)
         ranges = data["lead_ranges"]
         self.lead_ranges = [tuple(r) for r in ranges]
-        self._lead_class = _re.compile(_char_class(ranges), _re.DOTALL) if ranges else None
+        self._lead_class = _re.compile(char_class_source(ranges), _re.DOTALL) if ranges else None
         # What a piece of text must contain for a search of it to end with an
         # attempt alive or a match: a literal, a literal's beginning at its
         # end, or (after a lead of whole classes) a lead character at its end.
@@ -1477,7 +1477,7 @@ class Prefilter:
             if heads_source is not None:
                 parts.append("(?:" + heads_source + ")\\Z")
             if ranges:
-                parts.append(_char_class(ranges) + "\\Z")
+                parts.append(char_class_source(ranges) + "\\Z")
             self.danger = "|".join(parts)
         self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
         # For simple patterns: a pattern whose leftmost match, in text holding no
@@ -1488,7 +1488,7 @@ class Prefilter:
         # would read the character before it).
         tails = []
         # The lead characters' class, as a pattern (None: no lead).
-        self.lead_source = _char_class(ranges) if self._lead_class is not None else None
+        self.lead_source = char_class_source(ranges) if self._lead_class is not None else None
         if self._lead_class is not None:
             lead = self.lead_source
             if heads_source is not None:
@@ -1599,7 +1599,7 @@ class Prefilter:
 
 # Deeper nesting than this is written out flat (see _beginnings), which is quadratic in
 # a literal's length: the compiler cuts a prefilter's literals to this length.
-_BEGINNINGS_DEPTH = 100
+BEGINNINGS_DEPTH = 100
 
 
 def _beginnings(literals) -> str | None:
@@ -1617,7 +1617,7 @@ def _beginnings(literals) -> str | None:
             node = node.setdefault(ch, {})
     if not tree:
         return None
-    if max(len(s) for s in literals) > _BEGINNINGS_DEPTH:
+    if max(len(s) for s in literals) > BEGINNINGS_DEPTH:
         heads = sorted({s[:k] for s in literals for k in range(1, len(s))})
         return "|".join(_re.escape(h) for h in heads)
 
@@ -1631,7 +1631,9 @@ def _beginnings(literals) -> str | None:
     return branch(tree)
 
 
-def _char_class(ranges) -> str:
+def char_class_source(ranges) -> str:
+    """A stdlib ``re`` character class for inclusive code point ranges (the compiler's
+    capture and chain patterns use it too)."""
     parts = []
     for lo, hi in ranges:
         parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
@@ -1713,13 +1715,14 @@ class TagChain:
             if kind == "span":
                 _, group, trim, anchor = step
                 if trim is not None:
-                    trim = (_re.compile(_char_class(trim[0]), _re.DOTALL).match, trim[1])
+                    trim = (_re.compile(char_class_source(trim[0]), _re.DOTALL).match, trim[1])
                 if anchor[0] == "pair":
                     # C KEY D, KEY the text of a group: every occurrence of it, for every
                     # key, is a match of C([S]+)D (see chain.py).
                     _, before, index, after, ranges = anchor
                     pattern = _re.compile(
-                        _re.escape(before) + "(" + _char_class(ranges) + "+)" + _re.escape(after),
+                        _re.escape(before) + "(" + char_class_source(ranges) + "+)"
+                        + _re.escape(after),
                         _re.DOTALL,
                     )
                     anchor = ("pair", pattern, index, len(before) + len(after))
@@ -1727,7 +1730,7 @@ class TagChain:
                 segments.append([])
             elif kind == "run":
                 _, ranges, least, most, group = step
-                matcher = _re.compile(_char_class(ranges) + "*", _re.DOTALL).match
+                matcher = _re.compile(char_class_source(ranges) + "*", _re.DOTALL).match
                 segments[-1].append(("run", matcher, least, most, group))
             else:
                 segments[-1].append(tuple(step))

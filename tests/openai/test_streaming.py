@@ -92,7 +92,7 @@ def test_string_argument_retyped_by_the_schema_is_held_until_complete():
 
 def test_parser_tools_unknown_to_the_stream_only_delay_arguments():
     compiled = compile_template("qwen3")
-    from rtcompiler.runtime.openai import DeltaStream as RuntimeStream
+    from rtcompiler.runtime.deltas import DeltaStream as RuntimeStream
 
     parser = compiled.response_parser(QWEN, tools=TOOLS)
     stream = RuntimeStream(parser, openai_plan(compiled.template))
