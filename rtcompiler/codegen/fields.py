@@ -84,7 +84,9 @@ def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
         if tag.regex is not None:
             budget.build(tag.regex.dfa)
     except PatternError as e:
-        raise TemplateError(where, e.detail or str(e)) from None
+        # The pattern itself may be long (a size refusal): name the column, not the text.
+        detail = f"{e.detail} at column {e.column}" if e.detail else str(e)
+        raise TemplateError(where, detail) from None
 
 
 def _content_function(
