@@ -3,7 +3,7 @@
 >>> from rtcompiler import compile_template
 >>> from rtcompiler.openai import DeltaStream
 >>> stream = DeltaStream(compile_template("qwen3"), "<|im_start|>assistant\\n",
-...                      call_id=lambda index: f"call_{index}")
+...                      call_id=lambda index: f"call_{index}", live_calls=True)
 >>> stream.initial_deltas
 [{'role': 'assistant'}]
 >>> stream.feed('Sure.\\n<tool_call>\\n{"name": "f", "arguments": {"x": 1')
