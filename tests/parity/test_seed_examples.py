@@ -661,9 +661,8 @@ def test_tool_argument_typing_json_strings() -> None:
 
 
 def test_tool_argument_typing_from_python_function() -> None:
-    # "ou fonctions Python avec des annotations de types et des docstrings": the
-    # reference converts a function itself; a generated parser takes its JSON schema.
-    from rtcompiler.template.functions import tool_schema
+    # "ou fonctions Python avec des annotations de types et des docstrings": both the
+    # reference and a generated module convert the function themselves, the same way.
 
     def set_alarm(hour: int, enabled: bool, label: str):
         """Set an alarm.
@@ -676,8 +675,11 @@ def test_tool_argument_typing_from_python_function() -> None:
 
     text = SET_ALARM_CALL
     ref = ref_parse_response(text, SMOLLM, prefix="", tools=[set_alarm])
-    mine = ours(SMOLLM).parse_response(text, prefix="", tools=[tool_schema(set_alarm)])
+    mine = ours(SMOLLM).parse_response(text, prefix="", tools=[set_alarm])
     assert canon(ref) == canon(mine)
+    stream = ours(SMOLLM).ResponseParser("", tools=[set_alarm])
+    stream.feed(text)
+    assert canon(stream.finalize()[0]) == canon(ref)
     assert canon(mine["tool_calls"][0]["function"]["arguments"]) == canon(TYPED_ARGUMENTS)
 
 
