@@ -173,3 +173,24 @@ def test_hostile_strings_stay_data(payload, tmp_path, monkeypatch):
     message = module.parse_response(payload + "<o>x</o>" + payload, prefix="")
     assert not (tmp_path / "PWNED").exists()
     assert message["role"] == "assistant"
+
+
+def test_region_table_comes_first_with_keyword_arguments():
+    """A reader sees the state machine on the first screen: region_table() stands
+    before the runtime code, and spells every Region with keyword arguments."""
+    source = generate_module(load_template(QWEN_LIKE))
+    lines = source.split("\n")
+    first_runtime = next(i for i, line in enumerate(lines) if line.startswith("# runtime: "))
+    table = lines.index("def region_table():")
+    assert table < first_runtime and table < 40
+    tree = ast.parse(source)
+    function = next(n for n in tree.body if getattr(n, "name", None) == "region_table")
+    regions = [
+        n for n in ast.walk(function)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "Region"
+    ]
+    assert [r.args for r in regions] == [[], [], []]
+    assert [kw.value.value for r in regions for kw in r.keywords if kw.arg == "name"] == [
+        "reasoning_content", "tool_calls", "content"
+    ]
+    assert "TABLE = region_table()" in lines
