@@ -478,6 +478,18 @@ class CompiledRegex:
         # difference -> where a partial search of the text pends, as an offset, or -1
         # for no match and nothing pending; kept by ResponseStream.answer.
         self.partials: dict = {}
+        self._capture_free = None  # see capture_free
+        # (context, the text a match's threads settled after) -> its groups, as offsets
+        # from its start, and the lengths of those texts (see groups_at).
+        self.settled_at: dict = {}
+        self.settled_lengths: list = []
+        self.loop_exits: dict = {}  # see loop_exit
+        # Work counters (tests read them): characters groups_at walked with the
+        # thread machine, and left unwalked once the captures settled; characters
+        # scanners passed over in a state that stays put (loop_exit).
+        self.walked = 0
+        self.settled = 0
+        self.looped = 0
         # Whether a search starts alike after any character (no ^, \b or \B reads it).
         self.context_free = len({dfa.initial(p) for p in (PREV_START, PREV_WORD, PREV_OTHER)}) == 1
 
@@ -962,6 +974,21 @@ class CompiledRegex:
                 return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
+        free = None if partial else self.capture_free
+        if free is not None and self.settled_at:
+            # Headers met before: the threads settle after the same characters, read
+            # from the same context, with the same captures (as offsets from the start).
+            known = self.settled_at
+            for length in self.settled_lengths:
+                if start + length < end:
+                    found = known.get((prev, text[start : start + length]))
+                    if found is not None:
+                        self.settled += end - start
+                        return {
+                            name: None if found[index] is None
+                            else text[start + found[index][0] : start + found[index][1]]
+                            for name, index in self.nfa.group_names.items()
+                        }
         threads: list = [(self.nfa.start, (), (slots, -1))]
         best = None
         i = start
@@ -986,14 +1013,108 @@ class CompiledRegex:
             if not threads:
                 chosen = best
                 break
-            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
             i += 1
+            if free is not None and i < end:
+                # Every thread left holds the same captures and can set no more: the
+                # match ending at ``end`` (which the DFA found, and which no earlier
+                # match can be) has them, whatever the rest of the text. A lazy
+                # `.*?<|message|>` after a name is not walked to its end.
+                held = threads[0][2][0]
+                if all(s in free and not ob and p[0] == held for s, ob, p in threads):
+                    self.settled += end - i
+                    chosen = (held, end)
+                    self._keep_settled(text, start, i, prev, held)
+                    break
+            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
+        self.walked += i - start
         captured = chosen[0] if chosen is not None else slots
         return {
             name: _group_text(text, captured, index)
             for name, index in self.nfa.group_names.items()
         }
 
+
+    def _keep_settled(self, text: str, start: int, at: int, prev: int, slots: tuple) -> None:
+        """Remember that the threads from ``start`` settled at ``at`` with ``slots``
+        (see groups_at), for short prefixes and a few lengths of them."""
+        length = at - start
+        if length > _SETTLED_PREFIX:
+            return
+        lengths = self.settled_lengths
+        if length not in lengths:
+            if len(lengths) >= _SETTLED_LENGTHS:
+                return
+            lengths.append(length)
+        known = self.settled_at
+        if len(known) >= _SETTLED_KEPT:
+            known.clear()  # the headers of the tools in use now fill it again
+        groups = {}
+        for index in self.nfa.group_names.values():
+            lo, hi = slots[3 * index], slots[3 * index + 1]
+            groups[index] = None if lo < 0 or hi < 0 or hi < lo else (lo - start, hi - start)
+        known[(prev, text[start:at])] = groups
+
+    def loop_exit(self, state: int, held: int):
+        """``find(text, i, hi)``: where in ``text[i:hi]`` the first character is that
+        would not leave the DFA in ``state`` (holding ``held`` registers) unchanged --
+        same state, same registers, no match -- or ``hi``; None when every character
+        would change something. A lazy `.*?<|message|>` stays in one state on
+        everything but ``<`` and what may begin another attempt: the run between
+        them is passed over at C speed.
+        """
+        row = self.dfa.rows[state]
+        same = tuple(range(held))
+        stays = set()
+        for c in range(self.alphabet.size):
+            nxt, sources, match = row[c]
+            if nxt == state and match is None and (sources is None or tuple(sources) == same):
+                stays.add(c)
+        found = None
+        if stays:
+            starts, classes = self.alphabet.starts, self.alphabet.interval_class
+            ranges = []
+            for k, lo in enumerate(starts):
+                if classes[k] not in stays:
+                    hi = starts[k + 1] - 1 if k + 1 < len(starts) else 0x10FFFF
+                    if ranges and ranges[-1][1] == lo - 1:
+                        ranges[-1][1] = hi
+                    else:
+                        ranges.append([lo, hi])
+            if sum(hi - lo + 1 for lo, hi in ranges) <= _FIND_EXITS:
+                found = _find_any(tuple(chr(x) for lo, hi in ranges for x in range(lo, hi + 1)))
+            else:
+                found = _search_exit(_re.compile(
+                    "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges) + "]"
+                ))
+        self.loop_exits[(state, held)] = found
+        return found
+
+    @property
+    def capture_free(self) -> frozenset:
+        """The NFA states from which no capture can be set: no path from them goes
+        through a SAVE, or into a lookaround (whose body may hold one)."""
+        free = self._capture_free
+        if free is None:
+            states = self.nfa.states
+            nexts: list = []
+            for st in states:
+                kind = st[0]
+                if kind == SPLIT:
+                    nexts.append(tuple(st[1]))
+                elif kind in (CHAR, ASSERT):
+                    nexts.append((st[2],))
+                else:
+                    nexts.append(())
+            tainted = {k for k, st in enumerate(states) if st[0] in (SAVE, LOOK)}
+            grown = True
+            while grown:
+                grown = False
+                for k, targets in enumerate(nexts):
+                    if k not in tainted and any(t in tainted for t in targets):
+                        tainted.add(k)
+                        grown = True
+            free = self._capture_free = frozenset(range(len(states))) - tainted
+        return free
 
     def _pending_matches(self, threads: list) -> bool:
         states = self.nfa.states
@@ -1104,6 +1225,8 @@ class Scanner:
         watch_from = lo if pre is not None else hi
         jump_at = -1  # where the prefilter found a literal, once the DFA gets there
         steps = 0
+        stayed = 0  # steps in a row that left the state as it was
+        loops = self.regex.loop_exits
         while i < hi:
             if i >= watch_from and state in fresh:
                 j = pre.find(text, i, hi)
@@ -1146,6 +1269,7 @@ class Scanner:
             c = classes.get(ch)
             if c is None:
                 c = class_of(ch)
+            was = state
             state, sources, match = rows[state][c]
             steps += 1
             here = pos0 + i - lo
@@ -1159,6 +1283,24 @@ class Scanner:
             if rows[state] is None:
                 self.dead = True
                 break
+            if state == was:
+                stayed += 1
+                if stayed >= _LOOP_RUN and i < hi:
+                    # A state that has stayed put a while: pass over, at C speed, the
+                    # characters that would keep it there changing nothing.
+                    stayed = 0
+                    key = (state, len(registers))
+                    exit = loops.get(key, _UNKNOWN)
+                    if exit is _UNKNOWN:
+                        exit = self.regex.loop_exit(state, len(registers))
+                    if exit is not None:
+                        j = exit(text, i, hi)
+                        self.searched += j - i
+                        self.skipped += j - i
+                        self.regex.looped += j - i
+                        i = j
+            else:
+                stayed = 0
         self.steps += steps
         self.state, self.registers, self.best = state, registers, best
 
@@ -1222,6 +1364,57 @@ class Scanner:
 
 
 _QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
+# Steps in a row that leave the DFA in its state before Scanner.advance asks for the
+# characters that would not (CompiledRegex.loop_exit): fewer, and runs of a few
+# characters between two exits would pay a search each.
+_LOOP_RUN = 4
+_UNKNOWN = object()
+# Groups remembered per pattern where a match's threads settled (CompiledRegex.groups_at):
+# at most this many, each after at most _SETTLED_PREFIX characters, of at most
+# _SETTLED_LENGTHS different lengths (each length costs a look-up per match).
+_SETTLED_KEPT = 1024
+_SETTLED_PREFIX = 256
+_SETTLED_LENGTHS = 8
+# Exits this few are found with str.find, one per character (a memchr, several times
+# faster than sre's search for a character class); more, with a class.
+_FIND_EXITS = 4
+_FIND_WINDOW = 256
+
+
+def _find_any(chars: tuple):
+    """``find(text, i, hi)``: the first of ``chars`` in ``text[i:hi]``, or ``hi``.
+
+    Each character is looked for in a window that grows fourfold while none is
+    found, and a hit narrows the others' window: a frequent character and a rare
+    one read a few times the distance to the nearest hit, not the rest of the text.
+    """
+    if not chars:
+        return lambda text, i, hi: hi
+
+    def find(text: str, i: int, hi: int) -> int:
+        window = _FIND_WINDOW
+        while i < hi:
+            edge = min(hi, i + window)
+            best = -1
+            for ch in chars:
+                j = text.find(ch, i, edge)
+                if j >= 0:
+                    best = edge = j
+            if best >= 0:
+                return best
+            i = edge
+            window *= 4
+        return hi
+
+    return find
+
+
+def _search_exit(pattern):
+    def find(text: str, i: int, hi: int) -> int:
+        m = pattern.search(text, i, hi)
+        return hi if m is None else m.start()
+
+    return find
 _LIVE_CACHE = 4096  # live sets a pattern keeps per character class (see CompiledRegex._live_at)
 _ACCELERATE = 8  # equal live sets in a row after which the pass searches ahead (see _liveness)
 
@@ -2386,6 +2579,12 @@ import bisect as _bisect
 # Unsent text this short that holds a literal is matched with the pattern's stdlib
 # form before a scanner is made for it (see ResponseStream.answer).
 _FORM_HELD = 96
+# Unsent text up to this long is still tried with the stdlib form (its answer is not
+# remembered): a feed of a few hundred characters holding a tool-call header found it
+# with a scanner, stepped in Python, where the whole-text parse used the form (a 256-
+# character feed cost 3.5 times the same text parsed whole). Each try reads at most
+# this much, as before at most _FORM_HELD: a constant per answer.
+_FORM_READ = 512
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
 # What the stdlib matches of a whole-text parse may go through, in all: this many times
 # the text (see complete). A delimiter's stdlib form reads a bounded number of characters
@@ -2726,6 +2925,16 @@ class WholePass:
                 return None
             t = pre.lead_start(held, lo, hit)
             self.examined += hit - t
+            if regex.apart:
+                # Attempts read apart (no loop reads where one can begin): one search
+                # tries every later start in linear time, and near-misses of the
+                # literal stay at C speed instead of failing over to the scanner.
+                found = form.search(held, t)
+                if found is None:
+                    self.examined += n - t
+                    self.whole[key] = (pos, None)
+                    return None
+                break
             found = form.match(held, t)
             if found is not None:
                 break
@@ -3556,7 +3765,8 @@ class ResponseStream(StreamMemo, WholePass):
         regex = delimiter.regex
         pre = regex.prefilter
         key = None
-        if pre is not None and pre.simple and self.end - self.pos <= _FORM_HELD:
+        span = self.end - self.pos
+        if pre is not None and pre.simple and span <= _FORM_READ:
             scanner = self.scanners.get(watcher)
             if scanner is None or scanner.pos < self.pos:
                 # Short unsent text and no scanner to go on with. A search from pos
@@ -3567,7 +3777,8 @@ class ResponseStream(StreamMemo, WholePass):
                 # a header met before (the same tool's, in an earlier answer) is
                 # answered with one lookup per token. The holder asks first.
                 held_by = self.held_by
-                if not eos and held_by is not None and held_by[0][3] is watcher:
+                short = span <= _FORM_HELD  # answers are remembered for short text only
+                if short and not eos and held_by is not None and held_by[0][3] is watcher:
                     key = self.answer_key(regex)
                     known = regex.partials.get(key)
                     if known is not None:
@@ -3604,7 +3815,7 @@ class ResponseStream(StreamMemo, WholePass):
                     self.examined += j - lo + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
-                    if not eos and key is None:
+                    if short and not eos and key is None:
                         key = self.answer_key(regex)
                         known = regex.partials.get(key)
                         if known is not None:

@@ -40,11 +40,11 @@ def arguments_json(arguments, ensure_ascii=False):
     """The OpenAI ``function.arguments`` string for parsed arguments.
 
     A string is what the model wrote as its arguments and is passed on as is;
-    anything else is ``json.dumps`` of it.
+    anything else is JSON of it, NaN and the infinities as strings (see finite_json).
     """
     if isinstance(arguments, str):
         return arguments
-    return _json.dumps(arguments, ensure_ascii=ensure_ascii)
+    return finite_json(arguments, ensure_ascii)
 
 
 def _quoted(text, ensure_ascii):
@@ -467,7 +467,7 @@ class _ToolRegion:
                 value = coerce_argument(value, types)
             elif types and isinstance(value, list) and "array" not in types:
                 value = [coerce_argument(v, types) if isinstance(v, str) else v for v in value]
-        return _json.dumps(value, ensure_ascii=self.ensure_ascii)
+        return finite_json(value, self.ensure_ascii)
 
 
 class DeltaStream:
@@ -689,7 +689,7 @@ class DeltaStream:
 
 # The section calls tool typing and the JSON tokenizer; a generated module has them
 # from the tool_coercion and json_tokens sections, this module from here.
-from .json_tokens import _JsonTokens, _safe_cut, _Stuck  # noqa: E402, F401
+from .json_tokens import _JsonTokens, _safe_cut, _Stuck, finite_json  # noqa: E402, F401
 from .tools import coerce_argument, schema_types, tool_parameters  # noqa: E402, F401
 
 __all__ = ["DeltaStream", "arguments_json"]

@@ -18,6 +18,28 @@ _STRING_TEXT = _re.compile(r'(?:[^"\\]+|\\.)+', _re.DOTALL)
 _SCALAR_RUN = _re.compile(r'[^ \t\n\r{}\[\]:,"]+')
 
 
+def finite_json(value, ensure_ascii=False):
+    """``json.dumps`` of ``value``, with NaN and the infinities as the strings "NaN",
+    "Infinity" and "-Infinity": an OpenAI client decodes ``arguments`` with a strict JSON
+    reader (JavaScript's ``JSON.parse``), which has no such numbers."""
+    try:
+        return _json.dumps(value, ensure_ascii=ensure_ascii, allow_nan=False)
+    except ValueError:
+        return _json.dumps(_finite(value), ensure_ascii=ensure_ascii)
+
+
+def _finite(value):
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 class _Stuck(Exception):
     """The body left what incremental streaming understands: the close decides."""
 
@@ -206,6 +228,6 @@ class _JsonTokens:
             value = _json.loads(text)
         except ValueError:
             raise _Stuck("not a JSON scalar") from None
-        self.handler.end("scalar", _json.dumps(value))
+        self.handler.end("scalar", finite_json(value))
         self._ended()
 ###}

@@ -46,7 +46,7 @@ from __future__ import annotations
 from .engine import Match
 from .memo import _TRANSITION_HELD, StreamMemo
 from .regions import truncate_at_last_anchor
-from .whole import _FORM_HELD, _SLOW, WholePass, _form_match, _literal_at
+from .whole import _FORM_HELD, _FORM_READ, _SLOW, WholePass, _form_match, _literal_at
 
 # isort: split
 
@@ -662,7 +662,8 @@ class ResponseStream(StreamMemo, WholePass):
         regex = delimiter.regex
         pre = regex.prefilter
         key = None
-        if pre is not None and pre.simple and self.end - self.pos <= _FORM_HELD:
+        span = self.end - self.pos
+        if pre is not None and pre.simple and span <= _FORM_READ:
             scanner = self.scanners.get(watcher)
             if scanner is None or scanner.pos < self.pos:
                 # Short unsent text and no scanner to go on with. A search from pos
@@ -673,7 +674,8 @@ class ResponseStream(StreamMemo, WholePass):
                 # a header met before (the same tool's, in an earlier answer) is
                 # answered with one lookup per token. The holder asks first.
                 held_by = self.held_by
-                if not eos and held_by is not None and held_by[0][3] is watcher:
+                short = span <= _FORM_HELD  # answers are remembered for short text only
+                if short and not eos and held_by is not None and held_by[0][3] is watcher:
                     key = self.answer_key(regex)
                     known = regex.partials.get(key)
                     if known is not None:
@@ -710,7 +712,7 @@ class ResponseStream(StreamMemo, WholePass):
                     self.examined += j - lo + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
-                    if not eos and key is None:
+                    if short and not eos and key is None:
                         key = self.answer_key(regex)
                         known = regex.partials.get(key)
                         if known is not None:

@@ -20,6 +20,12 @@ import bisect as _bisect
 # Unsent text this short that holds a literal is matched with the pattern's stdlib
 # form before a scanner is made for it (see ResponseStream.answer).
 _FORM_HELD = 96
+# Unsent text up to this long is still tried with the stdlib form (its answer is not
+# remembered): a feed of a few hundred characters holding a tool-call header found it
+# with a scanner, stepped in Python, where the whole-text parse used the form (a 256-
+# character feed cost 3.5 times the same text parsed whole). Each try reads at most
+# this much, as before at most _FORM_HELD: a constant per answer.
+_FORM_READ = 512
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
 # What the stdlib matches of a whole-text parse may go through, in all: this many times
 # the text (see complete). A delimiter's stdlib form reads a bounded number of characters
@@ -360,6 +366,16 @@ class WholePass:
                 return None
             t = pre.lead_start(held, lo, hit)
             self.examined += hit - t
+            if regex.apart:
+                # Attempts read apart (no loop reads where one can begin): one search
+                # tries every later start in linear time, and near-misses of the
+                # literal stay at C speed instead of failing over to the scanner.
+                found = form.search(held, t)
+                if found is None:
+                    self.examined += n - t
+                    self.whole[key] = (pos, None)
+                    return None
+                break
             found = form.match(held, t)
             if found is not None:
                 break
