@@ -81,9 +81,11 @@ class ResponseStream(StreamMemo, WholePass):
     def __init__(self, table, prefix, coerce=None) -> None:
         if prefix is None:
             raise ValueError(
-                "a prefix is required: pass the chat prompt that preceded the generation "
-                "(the chat template may have opened a region, such as <think>, before the "
-                'model started), or prefix="" if the generation holds the whole message'
+                "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to "
+                "the model before generation), because chat templates often pre-write part of "
+                "the assistant message (e.g. an opening `<think>` tag) that the parser must see "
+                "to parse the output correctly. If the generation already contains the complete "
+                'message, pass `prefix=""` to opt out explicitly.'
             )
         self.table = table
         self.coerce = coerce  # typed tool-call arguments, or None
@@ -375,7 +377,7 @@ class ResponseStream(StreamMemo, WholePass):
                 self.remember_transition(key, ((), stop, None))
             return events
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         if text:
             self.append(text)
         events = []
@@ -388,12 +390,15 @@ class ResponseStream(StreamMemo, WholePass):
         ``content: null``), a ``str`` subclass's own text. Anything else is refused
         (TypeError) when fed, not later, when the region holding it closes."""
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         if not text:
             return ""
         if isinstance(text, str):
             return str.__str__(text)
-        raise TypeError(f"feed takes text (a str), not {type(text).__name__}")
+        raise TypeError(
+            f'can only concatenate str (not "{type(text).__name__}") to str '
+            "(feed takes text, a str)"
+        )
 
     def keep_unsent(self, before, unsent, text):
         """Append ``text`` (``unsent``: the text from ``pos`` to the new end),
@@ -407,7 +412,7 @@ class ResponseStream(StreamMemo, WholePass):
 
     def finalize(self):
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         # The final pass commits what feeds held back: the state a feed numbered is
         # gone, and a feed after a finalize that raised starts from what it left.
         self.forget()
@@ -422,7 +427,9 @@ class ResponseStream(StreamMemo, WholePass):
         if table.required:
             missing = [name for name in table.required if name not in output]
             if missing:
-                raise ValueError(f"required fields missing from the parsed output: {missing}")
+                raise ValueError(
+                    f"Required response_template fields missing from parsed output: {missing}"
+                )
         # Empty values (None, "", [], {}) are dropped in place, keeping the order of
         # the rest, unless the template gives them as defaults.
         defaults = table.defaults
@@ -947,8 +954,8 @@ class ResponseStream(StreamMemo, WholePass):
         if region.join is not None:
             if not isinstance(value, str):
                 raise ValueError(
-                    f"field {name!r}: 'join' needs every match to parse to a string, "
-                    f"got {type(value).__name__}"
+                    f"Field '{name}': 'join' requires each match to parse to a string, "
+                    f"got {type(value).__name__}."
                 )
             previous = self.output.get(name)
             self.output[name] = value if previous is None else previous + region.join + value

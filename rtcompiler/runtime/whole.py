@@ -95,7 +95,7 @@ class WholePass:
         if type(text) is not str:
             text = self.checked(text)
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         if text:
             self.append(text)
         self.whole = {}

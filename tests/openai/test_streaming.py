@@ -165,7 +165,7 @@ def test_arguments_written_twice_are_reported_as_a_divergence():
 def test_json_the_parser_refuses_raises_as_parse_response_does():
     text = qwen_call('{"name": "f", "arguments": {"a": 1,}}')
     stream = stream_of("qwen3:strict", QWEN)
-    with pytest.raises(ValueError, match="not JSON"):
+    with pytest.raises(ValueError, match="could not parse region as JSON"):
         for ch in text:
             stream.feed(ch)
         stream.finish()
