@@ -2970,9 +2970,15 @@ class Watched:
 class Region:
     """One field of the template."""
 
-    __slots__ = ("name", "open", "close", "streamable", "repeats", "join", "optional", "process")
+    __slots__ = (
+        "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
+        "recover", "outside_strings",
+    )
 
-    def __init__(self, name, open, close, streamable, repeats, join, optional, process) -> None:
+    def __init__(
+        self, name, open, close, streamable, repeats, join, optional, process,
+        recover=False, outside_strings=False,
+    ) -> None:
         self.name = name
         self.open = open
         self.close = close
@@ -2981,6 +2987,10 @@ class Region:
         self.join = join
         self.optional = optional
         self.process = process  # (body, captures) -> value
+        # The robustness extensions (docs/extensions.md): a failed or unfinished region's
+        # body becomes implicit text; the close counts only outside the body's JSON strings.
+        self.recover = recover
+        self.outside_strings = outside_strings
 
 
 class RegionTable:
@@ -2990,7 +3000,7 @@ class RegionTable:
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
         "anchor_literals", "required", "watches", "landmarks", "walks", "modes", "prompt_states",
         "context_free",
-        "transitions", "states",
+        "transitions", "states", "string_modes",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -3090,6 +3100,11 @@ class RegionTable:
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches)
+        # Regions whose close counts only outside JSON strings: their mode has a scan of
+        # its own (see ResponseStream.scan_outside_strings), no quick path and no walk.
+        self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
+        for mode in self.string_modes:
+            self.walks.pop(mode, None)
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
         # Per mode, whether no watched delimiter reads the character before where
@@ -3105,7 +3120,10 @@ class RegionTable:
         # Per mode, what entering it sets: the quick path's searches, and whether
         # the region's chunks are dirty (not part of the final value).
         self.modes = {
-            mode: (self.quiet.get(mode), mode is not None and not self.by_name[mode].streamable)
+            mode: (
+                None if mode in self.string_modes else self.quiet.get(mode),
+                mode is not None and not self.by_name[mode].streamable,
+            )
             for mode in modes
         }
         self.modes.setdefault(None, (self.quiet.get(None), False))
@@ -3387,10 +3405,17 @@ class WholePass:
         if self.current in table.walks and self.walk(held, base, table.walks):
             return
         watches = table.watches
+        string_modes = table.string_modes
         while True:
             pos = self.pos
             best = best_kind = best_region = None
-            for kind, region, delimiter, watcher in watches[self.current]:
+            if self.current in string_modes:
+                found = self.scan_outside_strings(True)[0]
+                if found is not None:
+                    best_kind, best_region, best = found
+            for kind, region, delimiter, watcher in (
+                () if self.current in string_modes else watches[self.current]
+            ):
                 cached = whole.get(watcher)
                 if (
                     cached is not None and cached is not _SLOW and cached[0] <= pos
@@ -3413,11 +3438,14 @@ class WholePass:
                     best, best_kind, best_region = m, kind, region
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
+            left = self.current in string_modes
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
                 best.captured() if best_kind == "open" else None,
             ):
                 return
+            if left and self.current in table.walks and self.walk(held, base, table.walks):
+                return  # back from a region that is not walked, to the walk
         self.end_whole(held, base)
 
     def commit_whole(self, held, base, start, end, kind, region, captures):
@@ -3445,7 +3473,7 @@ class WholePass:
                 self.opened = True
                 self.tail.append(held[self.pos - base :])
             self.pos = self.end
-        self.close_current(None)
+        self.close_current(None, True)
 
     def walk(self, held, base, walks):
         """``whole_pass`` from one landmark to the next, while the mode is one of
@@ -3744,6 +3772,7 @@ class StreamMemo:
             len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
             or self.held_by is not None or self.known is not None
             or any(e["type"] == "region_close" for e in self.initial_events)
+            or self.strings is not None
         ):
             return
         kept = tuple(getattr(self, name) for name in self._KEPT)
@@ -3899,7 +3928,7 @@ class ResponseStream(StreamMemo, WholePass):
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
-        "initial_events", "formed",
+        "initial_events", "formed", "strings",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
@@ -3951,6 +3980,7 @@ class ResponseStream(StreamMemo, WholePass):
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
         self.formed = 0  # parse_whole: characters its successful stdlib matches went through
+        self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -4329,6 +4359,11 @@ class ResponseStream(StreamMemo, WholePass):
                         record.append((True, region, m.start - start, m.end - start, captures))
                     self.close_current(events)
                     self.open_region(events, region, captures)
+                    if region.outside_strings and record is not None:
+                        # What a feed does in here depends on the body's strings too,
+                        # which a transition's key does not name: nothing is remembered.
+                        record = None
+                        self.node = None
                 else:
                     if record is not None:
                         record.append((False, region, m.start - start, m.end - start, None))
@@ -4354,7 +4389,7 @@ class ResponseStream(StreamMemo, WholePass):
                 if self.pos < self.end:
                     self.accumulate(events, self.text(self.pos, self.end))
                     self.pos = self.end
-                self.close_current(events)
+                self.close_current(events, True)
                 break
             if hold_start > self.pos:
                 self.accumulate(events, self.text(self.pos, hold_start))
@@ -4409,6 +4444,8 @@ class ResponseStream(StreamMemo, WholePass):
         return scanner
 
     def scan(self, watch, eos):
+        if self.current in self.table.string_modes:
+            return self.scan_outside_strings(eos)
         n = self.end
         held_by = self.held_by
         if held_by is not None and not eos and held_by[1] == self.pos and held_by[2] is watch:
@@ -4469,6 +4506,98 @@ class ResponseStream(StreamMemo, WholePass):
         if best is None and holder is not None and whole is None:
             self.held_by = (holder, hold_start, watch)
         return best, hold_start
+
+    def scan_outside_strings(self, eos):
+        """``scan`` in a region whose close counts only where it begins outside the
+        body's JSON strings (docs/extensions.md): ``(("close", region, Match) or None,
+        where the held text begins)``.
+
+        The strings are tracked once over the body (see JsonStrings). The close is
+        searched for from ``next``, the first place not yet ruled out, up to the
+        opening quote of the next string: a close cannot consume the quote, so none
+        that begins before it reaches into the string, except by a lookahead, for
+        which the search reads on. A place is ruled out once a search found nothing
+        beginning there, even pending, so each character is searched about once.
+        """
+        self.held_by = None
+        region = self.table.by_name[self.current]
+        strings = self.strings
+        regex = region.close.regex
+        if strings is None:
+            strings = self.strings = JsonStrings(self.pos)
+            pre = regex.prefilter
+            if pre is not None and not pre.lead and pre.lead_class is None:
+                # Finds where a match or attempt can begin (none begins before, since
+                # nothing leads the close's literals): a stdlib search skips the rest.
+                strings.danger = pre.quiet_search
+                if regex.captures is not None and regex.tail:
+                    strings.form = regex.captures
+        held, base = self.held()
+        n = self.end
+        self.examined += strings.track(held, base, n)
+        spans = strings.spans
+        danger = strings.danger
+        while True:
+            at = strings.outside_from(strings.next)
+            if at is None:  # inside a string still open: no close can begin before n
+                return None, n
+            strings.next = at
+            if danger is not None:
+                found = danger(held, at - base)
+                if found is None:
+                    self.examined += n - at
+                    strings.next = n
+                    return None, n
+                start = found.start() + base
+                self.examined += start - at
+                if start > at:
+                    strings.next = start  # nothing can begin before it
+                    continue
+                form = strings.form
+                if eos and form is not None:
+                    # The text is complete: the close's stdlib form tells whether a
+                    # match begins here (it reads a bounded stretch past it: ``tail``).
+                    m = form.match(held, at - base)
+                    if m is None:
+                        strings.next = at + 1
+                        continue
+                    self.examined += m.end() - (at - base)
+                    return ("close", region, Match(at, m.end() + base, False)), at
+            k = 0  # spans[k]: the next string (outside_from left the earlier ones out)
+            quote = spans[0][0] if spans else None
+            stop = n if quote is None else quote + 1
+            scanner = Scanner(regex, held, at - base, 0)
+            fed = at - base
+            while True:
+                scanner.feed_range(fed, stop - base)
+                fed = stop - base
+                if stop >= n:
+                    break
+                alive = scanner.alive_from()
+                if alive is None or alive + base > quote:
+                    break  # nothing that began by the quote is still alive
+                k += 1
+                stop = n if k >= len(spans) else spans[k][0] + 1
+            final = stop >= n
+            m = scanner.result(final and not eos)
+            self.retired_steps += scanner.steps
+            self.retired_searched += scanner.searched
+            if m is None:
+                if final:
+                    strings.next = n
+                    return None, n
+                strings.next = quote + 1
+                continue
+            start = m.start + base
+            if quote is not None and start > quote:
+                strings.next = quote + 1  # nothing begins by the quote
+                continue
+            if m.partial or (
+                not eos and final and self.can_grow(region.close, m, n - base)
+            ):
+                strings.next = start
+                return None, start
+            return ("close", region, Match(start, m.end + base, False)), start
 
     def pends_here(self, watcher, delimiter):
         """The watcher's answer from ``pos``, and whether its delimiter still pends
@@ -4635,7 +4764,8 @@ class ResponseStream(StreamMemo, WholePass):
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
 
-    def close_current(self, events):
+    def close_current(self, events, eos=False):
+        """Leave the open region, giving its value; ``eos``: the output ended in it."""
         if self.current is None or not self.opened:
             self.reset()
             return
@@ -4643,6 +4773,12 @@ class ResponseStream(StreamMemo, WholePass):
         if tail:
             self.body.append("".join(tail))
             tail.clear()
+        region = self.table.by_name[self.current]
+        if eos and region.recover and region.close is not None:
+            # Unfinished: never a value, however its text would parse.
+            self.recovered("".join(self.body), _UNFINISHED, events)
+            self.reset()
+            return
         try:
             self.close_with("".join(self.body), events)
         except BaseException:
@@ -4658,9 +4794,15 @@ class ResponseStream(StreamMemo, WholePass):
         """Give the open region's value (its whole text is ``text``) to the message;
         the caller then leaves the region."""
         region = self.table.by_name[self.current]
-        value = region.process(text, self.captures)
-        if self.coerce is not None and type(value) is not str:  # a string holds no tool call
-            value = self.coerce(value)
+        try:
+            value = region.process(text, self.captures)
+            if self.coerce is not None and type(value) is not str:  # a string holds no call
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError) as error:
+            if not region.recover:
+                raise
+            self.recovered(text, str(error), events)
+            return
         name = self.current
         if region.join is not None:
             if not isinstance(value, str):
@@ -4684,6 +4826,24 @@ class ResponseStream(StreamMemo, WholePass):
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": value})
 
+    def recovered(self, body, error, events):
+        """A recovering region that failed (``error``) gives no value; its body, unless
+        only whitespace, is a stretch of the implicit field of its own."""
+        name = self.current
+        if events is not None:
+            events.append({"type": "region_close", "field": name, "value": None, "error": error})
+        if body.strip():
+            implicit = self.table.implicit
+            self.current, self.captures = implicit, {}
+            if events is not None:
+                events.append({"type": "region_open", "field": implicit})
+                events.append({
+                    "type": "region_chunk", "field": implicit, "text": body,
+                    "dirty": self.table.modes[implicit][1],
+                })
+            self.close_with(body, events)
+            self.current = name
+
     def reset(self):
         table = self.table
         mode = self.current = table.implicit  # enter, written out (a call less per region)
@@ -4692,6 +4852,92 @@ class ResponseStream(StreamMemo, WholePass):
         self.body = []
         self.tail = []
         self.opened = False
+        self.strings = None
+
+
+_UNFINISHED = "unfinished: the output ended inside the region"
+
+
+class JsonStrings:
+    """The JSON strings of an open region's body, tracked once over it as it grows.
+
+    ``spans`` holds ``[opening quote, closing quote or None]`` of the strings from
+    the first that may still matter on; a position inside one (after its opening
+    quote, up to its closing quote) is inside a string. ``next`` is the first place
+    where the region's close may still begin (see scan_outside_strings).
+    """
+
+    __slots__ = ("at", "inside", "escaped", "spans", "next", "danger", "form")
+
+    def __init__(self, start) -> None:
+        self.at = start  # tracked up to here
+        self.inside = False
+        self.escaped = False  # inside, and the character at ``at`` is escaped
+        self.spans: list = []
+        self.next = start
+        self.danger = None  # the close's quiet search, when it can skip text (see scan)
+        self.form = None  # with it, the close's stdlib form, when it reads a bounded tail
+
+    def track(self, held, base, end):
+        """Read the body from ``at`` to ``end`` (``held`` starts at ``base``); returns
+        how many characters that was. A string is crossed quote by quote (str.find),
+        a quote's escape told by the backslashes before it, read from ``at`` on only."""
+        i = self.at - base
+        stop = end - base
+        count = stop - i
+        spans = self.spans
+        while i < stop:
+            if self.inside:
+                if self.escaped:
+                    self.escaped = False
+                    i += 1
+                    continue
+                j = held.find('"', i, stop)
+                while j >= 0:
+                    k = j - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    if (j - k) % 2:  # an even run of backslashes before it: it ends the string
+                        break
+                    j = held.find('"', j + 1, stop)
+                if j < 0:
+                    # Open to the end: escaped when it ends with an odd run of backslashes.
+                    k = stop - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    self.escaped = (stop - 1 - k) % 2 == 1
+                    break
+                spans[-1][1] = base + j
+                self.inside = False
+                i = j + 1
+            else:
+                j = held.find('"', i, stop)
+                if j < 0:
+                    break
+                spans.append([base + j, None])
+                self.inside = True
+                i = j + 1
+        self.at = end
+        return count
+
+    def outside_from(self, at):
+        """The first position from ``at`` that is outside every string, or None when
+        ``at`` is inside a string that is still open. Strings before it are forgotten."""
+        spans = self.spans
+        k = 0
+        while k < len(spans):
+            opening, closing = spans[k]
+            if at <= opening:
+                break
+            if closing is None:
+                del spans[:k]
+                return None
+            if at <= closing:
+                at = closing + 1
+            k += 1
+        if k:
+            del spans[:k]
+        return at
 
 # Compiled delimiters: NFA, character classes and complete DFA tables per pattern.
 _REGEX_DATA = [

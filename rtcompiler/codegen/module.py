@@ -174,9 +174,20 @@ def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
         f"            close={delimiter(f.close)},\n"
         f"            streamable={streamable(f)!r}, repeats={bool(f.repeats)!r}, "
         f"join={literal(f.join)}, optional={bool(f.optional)!r},\n"
-        f"            process={process_name},\n"
+        f"            process={process_name},{_robustness(f)}\n"
         "        )"
     )
+
+
+def _robustness(f: Field) -> str:
+    """The Region arguments of the field's robustness extensions; none without them,
+    so that a template without extensions compiles to the same bytes as ever."""
+    out = ""
+    if f.recover:
+        out += " recover=True,"
+    if f.close_outside_strings:
+        out += " outside_strings=True,"
+    return out
 
 
 _TABLE_DOC = (
@@ -250,14 +261,16 @@ _OPENAI_REGEXES = {{
 {regexes}}}
 
 
-def openai_stream(prefix=None, *, tools=None, call_id=None, ensure_ascii=False):
+def openai_stream(prefix=None, *, tools=None, call_id=None, ensure_ascii=False,
+                  live_calls=False):
     """Chat-completion chunk deltas for one generation: ``initial_deltas``,
     ``feed(text) -> deltas``, ``finish() -> deltas`` (then ``message`` and
     ``finish_reason``). ``call_id(index)`` names tool calls (default: random).
+    ``live_calls`` streams a recovering field's calls before they close.
     """
     return DeltaStream(ResponseParser(prefix, tools=tools), OPENAI_PLAN, tools,
                        call_id=call_id, ensure_ascii=ensure_ascii,
-                       regex=_OPENAI_REGEXES.__getitem__)
+                       regex=_OPENAI_REGEXES.__getitem__, live_calls=live_calls)
 
 
 __all__ += ["DeltaStream", "arguments_json", "openai_stream"]
