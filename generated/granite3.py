@@ -40,7 +40,7 @@ def region_table():
                 open=Watched(regex=_REGEXES[3], is_literal=True, can_extend=False, literals=['<|tool_call|>', '<tool_call>']),
                 close=Watched(regex=_REGEXES[4], is_literal=False, can_extend=False),
                 streamable=False, repeats=False, join=None, optional=True,
-                process=_process_1, recover=True,
+                process=_process_1, recover="json",
             ),
             Region(
                 name='content',
@@ -4509,8 +4509,9 @@ class ResponseStream(StreamMemo, WholePass):
             self.body.append("".join(tail))
             tail.clear()
         region = self.table.by_name[self.current]
-        if eos and region.recover and region.close is not None:
-            # Unfinished: never a value, however its text would parse.
+        if eos and region.recover and region.close is not None and region.recover != "json":
+            # Unfinished: never a value, however its text would parse. (A JSON body is
+            # parsed: cut, it does not parse, and is recovered as text below.)
             self.recovered("".join(self.body), _UNFINISHED, events)
             self.reset()
             return
