@@ -31,7 +31,7 @@ def region_table():
                 open=Watched(regex=_REGEXES[1], is_literal=False, can_extend=False),
                 close=Watched(regex=_REGEXES[2], is_literal=False, can_extend=False),
                 streamable=False, repeats=True, join=None, optional=True,
-                process=_process_0, recover=True, outside_strings=True,
+                process=_process_0, recover="json", outside_strings=True,
             ),
             Region(
                 name='content',
@@ -4473,8 +4473,9 @@ class ResponseStream(StreamMemo, WholePass):
             self.body.append("".join(tail))
             tail.clear()
         region = self.table.by_name[self.current]
-        if eos and region.recover and region.close is not None:
-            # Unfinished: never a value, however its text would parse.
+        if eos and region.recover and region.close is not None and region.recover != "json":
+            # Unfinished: never a value, however its text would parse. (A JSON body is
+            # parsed: cut, it does not parse, and is recovered as text below.)
             self.recovered("".join(self.body), _UNFINISHED, events)
             self.reset()
             return

@@ -159,6 +159,10 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--openai", action="store_true",
                        help="print chat.completion.chunk objects as JSON lines, live "
                        "(implies --stream)")
+    parse.add_argument("--live-calls", action="store_true",
+                       help="with --openai: stream a recovering grammar's tool calls as they "
+                       "come, before they close (a call that then fails stops mid-way; "
+                       "docs/extensions.md)")
     batch.add_arguments(parse)
     parse.set_defaults(run=_parse)
 
@@ -241,6 +245,8 @@ def _diagram(args: argparse.Namespace, data: dict) -> str:
 def _parse(args: argparse.Namespace) -> int:
     from ..codegen import load_parser
 
+    if args.live_calls and not args.openai:
+        raise InputError("--live-calls needs --openai")
     if batch.requested(args):
         return batch.run(args)
     template = resolve_template(args.template)
@@ -250,7 +256,7 @@ def _parse(args: argparse.Namespace) -> int:
     source = open_input(args.file)
     try:
         if args.openai:
-            return _parse_openai(template, prefix, tools, source, name)
+            return _parse_openai(template, prefix, tools, source, name, args.live_calls)
         if not args.stream:
             text = read_all(source, name)
             message = _parsing(module.parse_response, text, prefix=prefix, tools=tools)
@@ -291,7 +297,7 @@ def _json(value: object, indent: int | None = None) -> str:
         raise ParseFailed(str(e)) from None
 
 
-def _parse_openai(template, prefix, tools, source, name: str) -> int:
+def _parse_openai(template, prefix, tools, source, name: str, live_calls: bool) -> int:
     """``rtc parse --stream --openai``: one chat.completion.chunk per line, live."""
     import time
     import uuid
@@ -305,7 +311,7 @@ def _parse_openai(template, prefix, tools, source, name: str) -> int:
         for delta in deltas:
             _print_event(chunk(delta, id=completion, created=created, finish_reason=finish_reason))
 
-    stream = _parsing(DeltaStream, template, prefix, tools=tools)
+    stream = _parsing(DeltaStream, template, prefix, tools=tools, live_calls=live_calls)
     emit(stream.initial_deltas)
     for text in text_chunks(source, name):
         emit(_parsing(stream.feed, text))

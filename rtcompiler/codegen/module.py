@@ -184,7 +184,11 @@ def _robustness(f: Field) -> str:
     so that a template without extensions compiles to the same bytes as ever."""
     out = ""
     if f.recover:
-        out += " recover=True,"
+        # A JSON body says itself whether it is complete (a cut one does not parse), so
+        # the end of the output may close it; any other body could look complete when cut.
+        json_body = f.content == "json" and not (
+            isinstance(f.content_args, dict) and f.content_args.get("allow_non_json"))
+        out += ' recover="json",' if json_body else " recover=True,"
     if f.close_outside_strings:
         out += " outside_strings=True,"
     return out

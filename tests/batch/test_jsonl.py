@@ -18,7 +18,7 @@ from rtcompiler.batch import BatchParser, ResumeRefused, batch_parser, parse_jso
 from rtcompiler.cli.main import main
 from rtcompiler.grammars import grammar
 
-QWEN3 = grammar("qwen3").spec
+QWEN3 = grammar("qwen3:strict").spec
 PROMPT = "<|im_start|>assistant\n"
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
     "type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}}}]
@@ -61,7 +61,7 @@ def input_file(tmp_path):
 
 def test_every_line_is_kept_in_order_with_its_message_or_error(input_file, tmp_path):
     out = tmp_path / "out.jsonl"
-    summary = parse_jsonl("qwen3", input_file, out, text_field="text", prefix_field=None,
+    summary = parse_jsonl("qwen3:strict", input_file, out, text_field="text", prefix_field=None,
                           tools_field="tools", prefix=PROMPT, progress=False)
     lines = out.read_bytes().split(b"\n")
     assert lines[-1] == b"" and len(lines) - 1 == len(CASES) == summary.lines == summary.parsed
@@ -89,7 +89,7 @@ def test_prefix_field_and_cli_with_workers_give_the_same_file(input_file, tmp_pa
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(TOOLS))
-    common = ["parse", "qwen3", "--jsonl", str(input_file), "--prefix", PROMPT,
+    common = ["parse", "qwen3:strict", "--jsonl", str(input_file), "--prefix", PROMPT,
               "--tools", str(tools)]
     first = rtc(*common, "-o", str(one))
     assert first.returncode == 0, first.stderr
@@ -126,7 +126,7 @@ class Interrupted(BatchParser):
 
 
 def test_an_interrupted_output_resumes_into_the_file_a_full_run_writes(input_file, tmp_path):
-    parser = batch_parser("qwen3", prefix=PROMPT)
+    parser = batch_parser("qwen3:strict", prefix=PROMPT)
     full = tmp_path / "full.jsonl"
     parse_jsonl(parser, input_file, full, progress=False)
     data = full.read_bytes()
@@ -163,8 +163,8 @@ def test_a_killed_run_resumes_to_the_identical_file(tmp_path):
             text = [f"<think>\n{i}\n</think>\n\nanswer {i}<|im_end|>", CALL, "{" * (i % 7)][i % 3]
             f.write(json.dumps({"id": i, "text": text}) + "\n")
     whole, killed = tmp_path / "whole.jsonl", tmp_path / "killed.jsonl"
-    args = ["parse", "qwen3", "--jsonl", str(source), "--quiet", "--workers", "2"]
-    parse_jsonl("qwen3", source, whole, progress=False)  # the CLI writes the same bytes
+    args = ["parse", "qwen3:strict", "--jsonl", str(source), "--quiet", "--workers", "2"]
+    parse_jsonl("qwen3:strict", source, whole, progress=False)  # the CLI writes the same bytes
     size = 0
     # Run as a shell's background job, this process ignores SIGINT, and so would the runs
     # it starts (Python then installs no KeyboardInterrupt handler in them): give them the
@@ -201,8 +201,8 @@ def test_two_runs_never_write_the_same_output(input_file, tmp_path):
     with open(out, "ab") as other:
         fcntl.flock(other.fileno(), fcntl.LOCK_EX)
         with pytest.raises(ValueError, match="another run is writing"):
-            parse_jsonl("qwen3", input_file, out, progress=False)
-    parse_jsonl("qwen3", input_file, out, progress=False)
+            parse_jsonl("qwen3:strict", input_file, out, progress=False)
+    parse_jsonl("qwen3:strict", input_file, out, progress=False)
     assert out.read_bytes().count(b"\n") == len(CASES)
 
 
@@ -223,21 +223,21 @@ def test_command_line_mistakes_exit_2_with_one_line(input_file, tmp_path, capsys
         ([str(input_file), "-o", str(out)], "the batch options need --jsonl IN"),
         (["--workers", "2"], "the batch options need --jsonl IN"),
     ]:
-        assert main(["parse", "qwen3", *args]) == 2
+        assert main(["parse", "qwen3:strict", *args]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
     assert not out.exists()  # no mistake left an empty OUT behind
     out.write_text("{}\n" * (len(CASES) + 1))  # not written by rtc
-    assert main(["parse", "qwen3", "--jsonl", str(input_file), "-o", str(out)]) == 2
+    assert main(["parse", "qwen3:strict", "--jsonl", str(input_file), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert "no resumable run wrote it" in err and "--overwrite" in err and "resume=" not in err
-    assert main(["parse", "qwen3", "--jsonl", str(input_file), "-o", str(out), "--overwrite",
+    assert main(["parse", "qwen3:strict", "--jsonl", str(input_file), "-o", str(out), "--overwrite",
                  "--quiet"]) == 0
     assert out.read_bytes().count(b"\n") == len(CASES)
 
 
 def _refusal(capsys, input_file, out, *extra) -> str:
-    assert main(["parse", "qwen3", "--jsonl", str(input_file), "-o", str(out), "--quiet",
+    assert main(["parse", "qwen3:strict", "--jsonl", str(input_file), "-o", str(out), "--quiet",
                  *extra]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("rtc: error: "), err
@@ -251,13 +251,13 @@ def test_a_resume_refuses_an_input_that_changed(tmp_path, capsys):
     source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("".join(lines[:20]))
     full = tmp_path / "full.jsonl"
-    parse_jsonl("qwen3", source, full, progress=False)
+    parse_jsonl("qwen3:strict", source, full, progress=False)
 
     def interrupted_run(chunks: int = 2) -> None:
         out.unlink(missing_ok=True)
         with pytest.raises(KeyboardInterrupt):
-            parse_jsonl(Interrupted(batch_parser("qwen3"), chunks), source, out, chunk_lines=5,
-                        progress=False)
+            parse_jsonl(Interrupted(batch_parser("qwen3:strict"), chunks), source, out,
+                        chunk_lines=5, progress=False)
         assert out.read_bytes().count(b"\n") == 5 * chunks
 
     for changed, reason in [
@@ -269,7 +269,7 @@ def test_a_resume_refuses_an_input_that_changed(tmp_path, capsys):
         interrupted_run()
         source.write_text("".join(changed))
         with pytest.raises(ResumeRefused, match=reason):
-            parse_jsonl("qwen3", source, out, progress=False)
+            parse_jsonl("qwen3:strict", source, out, progress=False)
         assert reason in _refusal(capsys, source, out)
     # Another prefix is another parser: its records would not be this run's.
     source.write_text("".join(lines[:20]))
@@ -281,16 +281,16 @@ def test_a_resume_refuses_an_input_that_changed(tmp_path, capsys):
     assert "has changed since rtc wrote it" in _refusal(capsys, source, out)
     # A last line without its newline, which the input now continues.
     source.write_text("".join(lines[:10])[:-1])
-    parse_jsonl("qwen3", source, out, progress=False, resume=False)
+    parse_jsonl("qwen3:strict", source, out, progress=False, resume=False)
     source.write_text("".join(lines[:10])[:-1] + "more\n")
     assert "now goes on" in _refusal(capsys, source, out)
     # Lines added at the end are the same input, extended: the run goes on with them.
     source.write_text("".join(lines[:20]))
     interrupted_run()
     source.write_text("".join(lines))
-    summary = parse_jsonl("qwen3", source, out, progress=False)
+    summary = parse_jsonl("qwen3:strict", source, out, progress=False)
     assert (summary.skipped, summary.parsed) == (10, 20)
-    parse_jsonl("qwen3", source, full, progress=False, resume=False)
+    parse_jsonl("qwen3:strict", source, full, progress=False, resume=False)
     assert out.read_bytes() == full.read_bytes()
 
 
@@ -308,7 +308,7 @@ def test_a_deeply_nested_line_gets_its_error_record(tmp_path):
     outputs = []
     for workers in (1, 2):
         out = tmp_path / f"out{workers}.jsonl"
-        run = rtc("parse", "qwen3", "--jsonl", str(source), "-o", str(out), "--quiet",
+        run = rtc("parse", "qwen3:strict", "--jsonl", str(source), "-o", str(out), "--quiet",
                   "--workers", str(workers))
         assert run.returncode == 0, run.stderr
         assert "Traceback" not in run.stderr
@@ -325,7 +325,7 @@ def test_a_deeply_nested_line_gets_its_error_record(tmp_path):
 def test_an_input_from_a_pipe_is_read_once_and_resumes_from_the_same_stream(tmp_path):
     data = "".join(json.dumps({"id": i, "text": f"{i}<|im_end|>"}) + "\n" for i in range(1200))
     out = tmp_path / "out.jsonl"
-    args = ["parse", "qwen3", "--jsonl", "/dev/stdin", "-o", str(out), "--quiet"]
+    args = ["parse", "qwen3:strict", "--jsonl", "/dev/stdin", "-o", str(out), "--quiet"]
     run = rtc(*args, input=data)
     assert run.returncode == 0, run.stderr
     assert "1200 parsed" in run.stderr
@@ -388,7 +388,7 @@ def test_output_records_follow_the_json_policy(tmp_path):
             "\n</tool_call>")
     source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text(json.dumps({"text": call}) + "\n" + json.dumps({"text": "fine"}) + "\n")
-    summary = parse_jsonl("qwen3", source, out, progress=False)
+    summary = parse_jsonl("qwen3:strict", source, out, progress=False)
     assert summary.errors == 0
     data = out.read_bytes()
     data.decode("utf-8")  # strict: no surrogate reached the file
@@ -409,7 +409,7 @@ def f(n: int, s: str) -> None:
 
 
 def test_python_functions_as_tools_travel_as_their_schemas():
-    parse = batch_parser("qwen3", tools=[f])
+    parse = batch_parser("qwen3:strict", tools=[f])
     copy = pickle.loads(pickle.dumps(parse))
     message = copy.parse_one(CALL)
     assert message["tool_calls"][0]["function"]["arguments"] == {"n": 7, "s": "7"}
@@ -428,7 +428,7 @@ def pickled_globals(data: bytes) -> list[tuple[str, str]]:
 
 
 def test_the_pickled_parser_needs_only_python(tmp_path):
-    parser = batch_parser("qwen3", prefix=PROMPT, tools_field="tools")
+    parser = batch_parser("qwen3:strict", prefix=PROMPT, tools_field="tools")
     data = pickle.dumps(parser)
     # The only thing the pickle refers to by name is the built-in eval.
     assert pickled_globals(data) == [("builtins", "eval")]

@@ -81,13 +81,14 @@ def fill(argv: list[str], files: dict[str, Path]) -> list[str]:
     return out
 
 
+# qwen3:strict: the bundled qwen3 recovers a call that does not parse (docs/extensions.md).
 @pytest.mark.parametrize("argv, fragments", [
     # The reference crashes (RecursionError); the parser says what is wrong.
-    (["parse", "qwen3", "{deep_call}"], ["nested too deeply"]),
-    (["parse", "qwen3", "{deep_call}", "--stream"], ["nested too deeply"]),
-    (["parse", "qwen3", "{deep_call}", "--openai"], ["nested too deeply"]),
+    (["parse", "qwen3:strict", "{deep_call}"], ["nested too deeply"]),
+    (["parse", "qwen3:strict", "{deep_call}", "--stream"], ["nested too deeply"]),
+    (["parse", "qwen3:strict", "{deep_call}", "--openai"], ["nested too deeply"]),
     # The reference raises TypeError for this schema, as we do.
-    (["parse", "qwen3", "{call}", "--tools", "{anyof_schema.json}"], ["TypeError"]),
+    (["parse", "qwen3:strict", "{call}", "--tools", "{anyof_schema.json}"], ["TypeError"]),
 ])
 def test_an_output_that_does_not_parse_is_one_line_and_exit_1(files, argv, fragments):
     assert_one_error_line(rtc_here(*fill(argv, files)), 1, *fragments)
@@ -147,7 +148,7 @@ def test_a_template_key_cannot_write_to_the_terminal(tmp_path):
     assert_one_error_line(rtc_here("compile", "qwen3", key), 2, "unrecognized arguments")
     # A model output quoted in a parse error.
     broken = "<tool_call>\n{\x1b[2J\u2028\n</tool_call>".encode()
-    assert_one_error_line(rtc_here("parse", "qwen3", stdin=broken), 1, "not JSON")
+    assert_one_error_line(rtc_here("parse", "qwen3:strict", stdin=broken), 1, "as JSON")
 
 
 def test_informational_lines_are_escaped_too(tmp_path):

@@ -121,7 +121,7 @@ def chat_templates(draw, where: Path) -> str:
 OPTIONS = {
     "compile": ["-o", "--emit", "--delimiter", "--openai"],
     "parse": ["FILE", "--prefix", "--prefix-file", "--tools", "--stream", "--openai", "-o",
-              "--workers", "--text-field", "--tools-field", "--overwrite"],
+              "--workers", "--text-field", "--tools-field", "--overwrite", "--live-calls"],
     "parse --jsonl": ["--prefix", "--prefix-file", "--tools", "-o", "--workers",
                       "--text-field", "--tools-field", "--overwrite", "FILE", "--stream"],
     "check": ["--examples", "--seed", "--samples", "--max-new-tokens", "--meta",
@@ -144,7 +144,7 @@ def invocations(draw, where: Path, command: str) -> tuple[list[str], bytes]:
         if option == "FILE":
             argv.append(draw(paths(where)))
         elif option in ("--stream", "--openai", "--overwrite", "--generate", "--version",
-                        "--bogus"):
+                        "--bogus", "--live-calls"):
             argv.append(option)
         elif option in ("--examples", "--seed", "--samples", "--max-new-tokens", "--workers"):
             argv += [option, draw(NUMBERS)]

@@ -99,17 +99,21 @@ def test_a_call_failing_its_transform_is_no_call():
 
 
 def test_a_truncated_call_is_never_a_call_and_its_text_is_kept():
-    # Its text would parse (the reference returns it as a call): unfinished, it is not one.
     text = 'Cleaning up.<tool_call>{"name": "bash", "arguments": {"cmd": "rm -rf /tmp/build"}}'
-    want = {"content": "Cleaning up.\n\n" + text[len("Cleaning up.<tool_call>"):]}
-    assert_everywhere(MODULE, text, want)
-    assert ref_parse_response(text, grammars.strict_spec(QWEN), prefix="")["tool_calls"]
-    # Truncated anywhere inside the call: never a call, the prose always kept.
-    for cut in range(len("Cleaning up.<tool_call>"), len(text) + 1):
+    # Cut anywhere inside its JSON: never a call, the prose always kept, no marker.
+    for cut in range(len("Cleaning up.<tool_call>"), len(text)):
         message = whole(MODULE, text[:cut])
         assert "tool_calls" not in message, cut
         assert message["content"].startswith("Cleaning up."), cut
         assert "<tool_call>" not in message["content"], cut
+    for cut in (len(text) - 3, len(text) - 1):  # "rm -rf /tmp/bu", one brace short
+        assert_everywhere(MODULE, text[:cut], {"content": "Cleaning up.\n\n" + text[
+            len("Cleaning up.<tool_call>"):cut]})
+    # Its JSON complete, only the close missing (a stop token stripped by the server):
+    # the JSON itself says the call is whole, so it is one, as in the reference.
+    want = {"content": "Cleaning up.", "tool_calls": [call("bash", cmd="rm -rf /tmp/build")]}
+    assert_everywhere(MODULE, text, want)
+    assert ref_parse_response(text, grammars.strict_spec(QWEN), prefix="")["tool_calls"]
 
 
 def test_a_marker_at_the_very_end_leaks_nowhere():
@@ -140,7 +144,8 @@ def test_events_of_a_failed_region():
         ("tool_calls", None), ("content", "{"),
     ]
     assert "could not parse region as JSON" in closes[1]["error"]
-    assert closes[4]["error"] == UNFINISHED
+    # Cut: a JSON body is parsed at the end, and a cut one does not parse.
+    assert "could not parse region as JSON" in closes[4]["error"]
     # The recovered text arrives as one chunk of the implicit field, right after the close.
     k = events.index(closes[1])
     assert events[k + 1 : k + 3] == [
