@@ -196,7 +196,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--batch-size", type=int, default=48,
                        help="with --generate: rows generated together (default 48)")
     check.add_argument("--show", action="store_true",
-                       help="with --generate: print each generation and its outcome as JSON lines")
+                       help="with --generate: print each output and the message it parses to, "
+                       "as JSON lines")
     check.set_defaults(run=_check)
 
     list_ = commands.add_parser("list", help="the bundled grammars and the families they cover")
@@ -425,7 +426,7 @@ def _check_generations(args: argparse.Namespace) -> int:
 
     def show(row) -> None:
         if args.show:
-            _print_line(json_text(row.describe()))
+            _print_line(json_text(row.summary()))
 
     report = generate.run(formats, model, args.generate, seed=args.seed,
                           constrained=args.constrained, grammar=hook,

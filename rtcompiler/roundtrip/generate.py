@@ -209,6 +209,16 @@ class Row:
     def text(self) -> str:
         return self.completion.text if self.completion else ""
 
+    def summary(self) -> dict:
+        """One line of ``--show``: the output and what it parses to."""
+        out = {"grammar": self.conversation.format.name, "row": self.index, "seed": self.seed,
+               "tool_choice": self.tool_choice,
+               "tools": [t["function"]["name"] for t in self.conversation.tools or []],
+               "output": self.text}
+        out["message" if self.whole[0] == "ok" else "error"] = self.whole[1]
+        out["failures"] = self.failures
+        return out
+
     def describe(self) -> dict:
         c = self.completion
         out = {"grammar": self.conversation.format.name, "row": self.index, "seed": self.seed,
