@@ -43,6 +43,7 @@ from .render import ChatRenderer
 from .sampling import Completion, Request, Timing, sample
 
 TOOL_PARAMETERS = 2  # per tool, at most: short prompts, short calls
+GENERATION_TEXT = 24  # characters per free text region in a constrained generation
 ROWS_PER_CONVERSATION = 4
 
 
@@ -59,6 +60,7 @@ class Format:
     variables: dict = field(default_factory=dict)
     normalise: dict = field(default_factory=dict)  # meta.json's, as written
     reserved: list[str] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)  # the whole meta.json, for the grammar export
 
     def __post_init__(self) -> None:
         self.norm = normalisation(self.normalise)
@@ -85,7 +87,7 @@ def format_from_folder(folder: Any) -> Format:
     template and tokenizer's special tokens as variables."""
     return Format(folder.grammar or folder.path.name, folder.template, folder.chat_template,
                   variables=dict(folder.variables), normalise=folder.normalise,
-                  reserved=list(folder.reserved))
+                  reserved=list(folder.reserved), meta=dict(folder.meta))
 
 
 def format_from_meta(name: str, template: Template, chat_template: str,
@@ -93,7 +95,7 @@ def format_from_meta(name: str, template: Template, chat_template: str,
     meta = meta or {}
     return Format(name, template, chat_template, variables=dict(meta.get("variables") or {}),
                   normalise=dict(meta.get("normalise") or {}),
-                  reserved=list(meta.get("reserved") or []))
+                  reserved=list(meta.get("reserved") or []), meta=meta)
 
 
 # -- conversations ---------------------------------------------------------------------------
@@ -609,7 +611,32 @@ def torch_threads() -> int:
     return threads
 
 
-def exported_grammar(tokenizer: Any) -> GrammarHook:
-    """The hook that gives each row the grammar ``rtc grammar`` exports for it."""
-    raise ImportError("--constrained needs the grammar exporter (rtc grammar), "
-                      "which this build does not have yet")
+def special_tokens(tokenizer: Any) -> dict[str, int | None]:
+    """The tokenizer's special tokens as the exporter takes them (llguidance's view)."""
+    import tempfile
+
+    from ..export import tokenizer_special_tokens
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tokenizer.json"
+        path.write_text(tokenizer.backend_tokenizer.to_str(), encoding="utf-8")
+        return tokenizer_special_tokens(path)
+
+
+def exported_grammar(tokenizer: Any, bounds: Any = None) -> GrammarHook:
+    """The hook that gives each row the grammar ``rtc grammar`` exports for its template,
+    tools, tool choice and prompt, in llguidance's form for ``tokenizer``, bounded."""
+    try:
+        from ..export import Bounds, export_grammar
+    except ImportError as e:
+        raise ImportError("--constrained needs the grammar exporter (rtcompiler.export)") from e
+    special = special_tokens(tokenizer)
+    bounds = bounds or Bounds(max_text=GENERATION_TEXT)
+
+    def grammar(conv: Conversation, tool_choice: str) -> str:
+        fmt = conv.format
+        return export_grammar(fmt.template, tools=conv.tools, tool_choice=tool_choice,
+                              format="llguidance", prefix=conv.prompt, special_tokens=special,
+                              bounds=bounds, meta=fmt.meta, name=fmt.name).text
+
+    return grammar
