@@ -44,7 +44,7 @@ from .sampling import Completion, Request, Timing, sample
 
 TOOL_PARAMETERS = 2  # per tool, at most: short prompts, short calls
 GENERATION_TEXT = 24  # characters per free text region in a constrained generation
-ROWS_PER_CONVERSATION = 4
+ROWS_PER_CONVERSATION = 2
 
 
 # -- formats ---------------------------------------------------------------------------------
