@@ -429,16 +429,15 @@ def run(formats: Sequence[Format], model: Model, rows_per_format: int, *, seed: 
         raise ValueError("constrained generation needs a grammar hook")
     tok = model.tokenizer
     stop_ids = model.stop_ids()
-    per_conversation = max(1, ROWS_PER_CONVERSATION)
     rows: list[Row] = []
     for fmt in formats:
-        count = math.ceil(rows_per_format / per_conversation)
+        count = math.ceil(rows_per_format / ROWS_PER_CONVERSATION)
         convs = conversations(fmt, tok, count, seed, constrained)
         for conv in convs:
             render_prompt(conv, tok)
         for r in range(rows_per_format):
             force = r % 2 == 1 and fmt.calls
-            index = r // per_conversation % count
+            index = r // ROWS_PER_CONVERSATION
             if constrained:
                 conv = convs[index]
             else:
@@ -467,17 +466,18 @@ def run(formats: Sequence[Format], model: Model, rows_per_format: int, *, seed: 
     return report
 
 
-_LLG_TOKENIZERS: dict[int, Any] = {}
+_LLG_TOKENIZERS: dict[int, tuple[Any, Any]] = {}
 
 
 def _llg_tokenizer(tokenizer: Any) -> Any:
-    """llguidance's view of a transformers fast tokenizer (about a second to build: kept)."""
+    """llguidance's view of a transformers fast tokenizer (about a second to build: kept,
+    with the tokenizer, so that its id is not reused)."""
     key = id(tokenizer)
     if key not in _LLG_TOKENIZERS:
         import llguidance.hf
 
-        _LLG_TOKENIZERS[key] = llguidance.hf.from_tokenizer(tokenizer)
-    return _LLG_TOKENIZERS[key]
+        _LLG_TOKENIZERS[key] = (tokenizer, llguidance.hf.from_tokenizer(tokenizer))
+    return _LLG_TOKENIZERS[key][1]
 
 
 def _request(row: Row, model: Model, stop_ids: set[int], grammar: GrammarHook | None) -> Request:
