@@ -129,3 +129,20 @@ def test_the_readme_command_prints_outputs_and_their_messages(smollm2):
     assert shown[1]["tool_choice"] == "required" and shown[1]["message"]["tool_calls"]
     assert any(re.match(r"qwen3 +2 +1 +2 +2 +2 ", line) for line in lines), done.stdout
     assert lines[-1].startswith("ok: every row parses")
+
+
+@pytest.mark.slow
+def test_a_gguf_file_is_a_model_too(smollm2):
+    """--model F.gguf: transformers reads the file itself (about a minute of CPU)."""
+    import subprocess
+    import sys
+
+    from rtcompiler.roundtrip import smollm2 as pinned
+
+    gguf = pinned.gguf_path(fetch=False)  # the smollm2 fixture fetched it
+    done = subprocess.run([sys.executable, "-m", "rtcompiler.cli.main", "check", "qwen3",
+                           "--model", str(gguf), "--generate", "2", "--max-new-tokens", "24"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"with {gguf.name}, seed 0" in done.stdout
+    assert re.search(r"^qwen3 +2 +1 ", done.stdout, re.M), done.stdout
