@@ -12,16 +12,16 @@ writes follows one policy (``streams.py``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 from .. import __version__
+from .._extras import MissingExtra, require
 from ..dialect.errors import PatternError
+from ..grammars import GrammarError, resolve_template
 from ..template import TemplateError
 from . import batch
-from .resolve import resolve_template
 from .streams import (
     InputError,
     json_text,
@@ -81,7 +81,7 @@ def _main(argv: list[str] | None) -> int:
             raise
         say(f"rtc: parse error: {e}")
         return EXIT_PARSE_ERROR
-    except (InputError, TemplateError, PatternError) as e:
+    except (InputError, TemplateError, PatternError, GrammarError, MissingExtra) as e:
         if os.environ.get("RTC_DEBUG"):
             raise
         say(f"rtc: error: {e}")
@@ -117,7 +117,8 @@ def _parser() -> argparse.ArgumentParser:
         "compile",
         help="compile a template into a standalone parser module",
         description="TEMPLATE is a template JSON file, a tokenizer_config.json holding "
-        "response_template, a model folder, or a bundled grammar name.",
+        "response_template, a model folder, a grammar's own folder (holding "
+        "response_template.json), or a bundled grammar's name (NAME or NAME:strict; rtc list).",
     )
     compile_.add_argument("template", metavar="TEMPLATE", type=path_argument)
     compile_.add_argument("-o", "--output", type=path_argument,
@@ -315,6 +316,7 @@ def _parse_openai(template, prefix, tools, source, name: str) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    _require_check_extras(args)
     from ..roundtrip import ChatTemplateError
 
     try:
@@ -324,6 +326,17 @@ def _check(args: argparse.Namespace) -> int:
     except ChatTemplateError as e:
         source = args.chat_template or args.model or f"of {', '.join(args.template)}"
         raise InputError(f"chat template {source}: {e}") from None
+
+
+def _require_check_extras(args: argparse.Namespace) -> None:
+    needs: dict[str, list[str]] = {"check": ["hypothesis"]}
+    if args.model:
+        # torch first: transformers imported without it prints a warning of its own.
+        modules = ["torch", "transformers"] if args.generate is not None else ["transformers"]
+        if args.constrained:
+            modules.append("llguidance")
+        needs["models"] = modules
+    require("rtc check --model" if args.model else "rtc check", **needs)
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -350,38 +363,37 @@ def _model_kind(spec: str) -> str:
     return model_path_kind(spec)
 
 
-def _template_sources(args: argparse.Namespace, name: str | None,
-                      model_folder: bool) -> tuple:
-    """``(template, chat_template, meta, grammar folder)`` for one TEMPLATE argument."""
-    from .resolve import grammar_dir
+def _template_sources(args: argparse.Namespace, name: str | None, model_folder: bool) -> tuple:
+    """``(template, chat_template, meta, grammar)`` for one TEMPLATE argument: the chat
+    template and meta are ``--chat-template``'s and ``--meta``'s, else the grammar's (a
+    model folder brings its own chat template)."""
+    from ..grammars import resolve_grammar, validate_meta
 
     template = resolve_template(name) if name else None
-    folder = grammar_dir(name) if name else None
-    meta_path = Path(args.meta) if args.meta else (folder / "meta.json" if folder else None)
+    grammar = resolve_grammar(name) if name else None
     meta: dict | None = None
-    if meta_path and (args.meta or meta_path.exists()):
-        meta = read_json(str(meta_path), "--meta " if args.meta else "")
-        if not isinstance(meta, dict):
-            raise InputError(f"{meta_path}: expected a JSON object")
-    chat_path = args.chat_template
-    what = "--chat-template " if chat_path is not None else ""
-    if chat_path is None and folder and not model_folder:
-        chat_path = folder / "chat_template.jinja"
-    chat_template = read_text(str(chat_path), what) if chat_path else None
-    return template, chat_template, meta, folder
+    if args.meta:
+        meta = validate_meta(read_json(args.meta, "--meta "), args.meta)
+    elif grammar is not None:
+        meta = grammar.meta
+    chat_template: str | None = None
+    if args.chat_template is not None:
+        chat_template = read_text(args.chat_template, "--chat-template ")
+    elif grammar is not None and not model_folder:
+        chat_template = grammar.chat_template
+    return template, chat_template, meta, grammar
 
 
-def _model_folder(args: argparse.Namespace, template, chat_template, meta, folder):
+def _model_folder(args: argparse.Namespace, template, chat_template, meta, grammar):
     from ..roundtrip.model import load_model_folder
-    from .resolve import GRAMMARS
 
     try:
         model = load_model_folder(args.model, template=template, chat_template=chat_template,
-                                  meta=meta, grammars=GRAMMARS)
-    except ImportError as e:  # no transformers
+                                  meta=meta)
+    except ImportError as e:  # transformers present but broken
         raise InputError(str(e)) from e
     source = (f"grammar {model.grammar}" if model.grammar else "--meta" if args.meta
-              else f"grammar {folder.name}" if meta and folder else "defaults")
+              else f"grammar {grammar.name}" if meta and grammar else "defaults")
     say(f"rtc check: model folder {model.path} (normalisation: {source})")
     return model
 
@@ -400,11 +412,11 @@ def _check_generations(args: argparse.Namespace) -> int:
         formats.append(generate.format_from_folder(folder))
     else:
         for name in args.template:
-            template, chat_template, meta, folder = _template_sources(args, name, False)
+            template, chat_template, meta, grammar = _template_sources(args, name, False)
             if chat_template is None:
                 raise InputError(f"{name}: --chat-template is required for a template that is "
                                  "not a bundled grammar")
-            label = folder.name if folder else Path(name).stem
+            label = grammar.spelling if grammar else Path(name).stem
             formats.append(generate.format_from_meta(label, template, chat_template, meta))
     if kind == "smollm2":
         from ..roundtrip import smollm2
@@ -416,8 +428,6 @@ def _check_generations(args: argparse.Namespace) -> int:
         threads = generate.torch_threads()
         model = generate.load_model(args.model)
         hook = generate.exported_grammar(model.tokenizer) if args.constrained else None
-    except ImportError as e:  # a missing extra: one line, exit 2
-        raise InputError(str(e)) from e
     except ValueError as e:
         raise InputError(str(e)) from e
     kind_text = "constrained" if args.constrained else "unconstrained"
@@ -442,40 +452,36 @@ def _check_round_trip(args: argparse.Namespace) -> int:
     _check_options(args)
     kind = _model_kind(args.model) if args.model else None
     name = args.template[0] if args.template else None
-    template, chat_template, meta, folder = _template_sources(args, name, kind == "folder")
+    template, chat_template, meta, grammar = _template_sources(args, name, kind == "folder")
     chunker: TokenChunker | None
 
     if kind == "folder":
-        model = _model_folder(args, template, chat_template, meta, folder)
+        model = _model_folder(args, template, chat_template, meta, grammar)
         template, chat_template = model.template, model.chat_template
-        meta = {**model.meta, "normalise": model.normalise, "variables": model.variables,
-                "reserved": model.reserved}
+        normalise, variables, reserved = model.normalise, model.variables, model.reserved
         chunker = model.chunker()
     else:
         if chat_template is None:
             raise InputError(
                 "--chat-template is required for a template that is not a bundled grammar")
         meta = meta or {}
+        normalise, variables, reserved = meta.get("normalise"), None, meta.get("reserved")
         if kind is not None:  # smollm2 or a .gguf file: its tokenizer chunks the streams
             from ..roundtrip.generate import load_tokenizer
             from ..roundtrip.tokenizers import transformers_chunker
 
-            try:
-                chunker = transformers_chunker(load_tokenizer(args.model), args.model)
-            except ImportError as e:
-                raise InputError(str(e)) from e
+            chunker = transformers_chunker(load_tokenizer(args.model), args.model)
         else:
             try:
                 chunker = load_chunker(meta.get("tokenizer"))
             except TokenizerUnavailable as e:
                 say(f"rtc check: {e}; chunking at random only")
                 chunker = None
-    assert template is not None and chat_template is not None and meta is not None
+    assert template is not None and chat_template is not None
     chunking = f", token chunks from {chunker.name}" if chunker is not None else ""
     say(f"rtc check: {args.examples} examples, seed {args.seed}{chunking}")
     report = check(template, chat_template, examples=args.examples, seed=args.seed,
-                   normalise=meta.get("normalise"), variables=meta.get("variables"),
-                   reserved=meta.get("reserved"), chunker=chunker)
+                   normalise=normalise, variables=variables, reserved=reserved, chunker=chunker)
     for finding in report.findings:
         _print_line(f"finding: {finding}")
     if report.chunking_errors:
@@ -495,19 +501,18 @@ def _check_round_trip(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from .resolve import GRAMMARS
+    from .. import grammars
 
     rows = []
-    for folder in sorted(p for p in GRAMMARS.iterdir() if (p / "response_template.json").is_file()):
-        meta_file = folder / "meta.json"
-        meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
-        families = ", ".join(meta.get("families", []))
-        template = json.loads((folder / "response_template.json").read_text(encoding="utf-8"))
-        used = template.get("extensions") or []
+    for name in grammars.names():
+        grammar = grammars.grammar(name)
+        families = ", ".join(grammars.meta(name).get("families", []))
+        used = grammar.spec.get("extensions") or []
         extension = f" (extension: {', '.join(used)})" if used else ""
-        rows.append((folder.name, families + extension))
+        rows.append((name, families + extension))
     width = max((len(name) for name, _ in rows), default=0)
     write_out("".join(f"{name.ljust(width)}  {families}\n" for name, families in rows))
+    write_out(f"\n{grammars.FORMS_NOTE}\n")
     return 0
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import jinja2
 
+from .._extras import require
 from ..codegen import load_parser
 from ..template import Template
 from . import strategies
@@ -93,9 +94,19 @@ def format_from_folder(folder: Any) -> Format:
 def format_from_meta(name: str, template: Template, chat_template: str,
                      meta: dict | None) -> Format:
     meta = meta or {}
-    return Format(name, template, chat_template, variables=dict(meta.get("variables") or {}),
+    return Format(name, template, chat_template,
                   normalise=dict(meta.get("normalise") or {}),
                   reserved=list(meta.get("reserved") or []), meta=meta)
+
+
+def bundled_format(name: str) -> Format:
+    """The bundled grammar ``name``'s format."""
+    from .. import grammars
+
+    found = grammars.grammar(name)
+    chat_template = found.chat_template
+    assert chat_template is not None, f"the bundled grammar {name} has no chat template"
+    return format_from_meta(found.spelling, found.template, chat_template, found.meta)
 
 
 # -- conversations ---------------------------------------------------------------------------
@@ -594,8 +605,6 @@ def torch_threads() -> int:
     """
     import os
 
-    from .smollm2 import MODELS_EXTRA
-
     text = os.environ.get(THREADS_VARIABLE, "1")
     try:
         threads = int(text)
@@ -603,10 +612,9 @@ def torch_threads() -> int:
         threads = 0
     if threads < 1:
         raise ValueError(f"${THREADS_VARIABLE} must be a whole number at least 1, got {text!r}")
-    try:
-        import torch
-    except ImportError as e:
-        raise ImportError(f"--generate needs torch: {MODELS_EXTRA}") from e
+    require("--generate", models=["torch"])
+    import torch
+
     torch.set_num_threads(threads)
     return threads
 
@@ -626,10 +634,8 @@ def special_tokens(tokenizer: Any) -> dict[str, int | None]:
 def exported_grammar(tokenizer: Any, bounds: Any = None) -> GrammarHook:
     """The hook that gives each row the grammar ``rtc grammar`` exports for its template,
     tools, tool choice and prompt, in llguidance's form for ``tokenizer``, bounded."""
-    try:
-        from ..export import Bounds, export_grammar
-    except ImportError as e:
-        raise ImportError("--constrained needs the grammar exporter (rtcompiler.export)") from e
+    require("--constrained", models=["llguidance"])
+    from ..export import Bounds, export_grammar
     special = special_tokens(tokenizer)
     bounds = bounds or Bounds(max_text=GENERATION_TEXT)
 

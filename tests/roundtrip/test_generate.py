@@ -8,14 +8,10 @@ exit status is 1 exactly when a constrained row fails or a stream differs.
 
 from __future__ import annotations
 
-import json
-
 import jsonschema
 
-from rtcompiler.cli.resolve import GRAMMARS
 from rtcompiler.roundtrip import generate
 from rtcompiler.roundtrip.sampling import Completion
-from rtcompiler.template import load_template_file
 
 TOOLS = [{"type": "function", "function": {"name": "f", "description": "The f tool.",
                                            "parameters": {
@@ -25,11 +21,7 @@ TOOLS = [{"type": "function", "function": {"name": "f", "description": "The f to
 
 
 def qwen3() -> generate.Format:
-    folder = GRAMMARS / "qwen3"
-    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    return generate.format_from_meta(
-        "qwen3", load_template_file(folder / "response_template.json"),
-        (folder / "chat_template.jinja").read_text(encoding="utf-8"), meta)
+    return generate.bundled_format("qwen3")
 
 
 def conversation(fmt=None, force=False) -> generate.Conversation:

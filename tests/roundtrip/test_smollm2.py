@@ -16,11 +16,9 @@ import re
 
 import pytest
 
-from rtcompiler.cli.resolve import GRAMMARS
-from rtcompiler.codegen.bundled import grammar_names
+from rtcompiler import grammars
 from rtcompiler.roundtrip import generate
 from rtcompiler.roundtrip.tokenizers import IncrementalDecoder, stream_pieces
-from rtcompiler.template import load_template_file
 
 from .models_extra import require
 
@@ -29,14 +27,7 @@ SWEEP_ROWS = 13  # per grammar with --runslow: 208 generations
 
 
 def bundled_formats() -> list[generate.Format]:
-    out = []
-    for name in grammar_names():
-        folder = GRAMMARS / name
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        out.append(generate.format_from_meta(
-            name, load_template_file(folder / "response_template.json"),
-            (folder / "chat_template.jinja").read_text(encoding="utf-8"), meta))
-    return out
+    return [generate.bundled_format(name) for name in grammars.names()]
 
 
 @pytest.fixture(scope="module")
