@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,35 +103,47 @@ def test_unconstrained_generations_stream_as_they_parse(smollm2):
     assert all(r.stream == r.whole for r in report.rows)
 
 
-def test_the_readme_command_prints_outputs_and_their_messages(smollm2):
-    """The README's example, whose text depends on the machine: checked for its structure."""
-    import subprocess
-    import sys
+README = Path(__file__).resolve().parents[2] / "README.md"
 
-    command = ["check", "qwen3", "--model", "smollm2", "--generate", "2", "--constrained",
-               "--show"]
-    done = subprocess.run([sys.executable, "-m", "rtcompiler.cli.main", *command],
+
+def readme_example() -> tuple[list[str], list[str]]:
+    """The README's real-model example: its command's arguments and the lines it shows."""
+    block = re.search(r"^```console\n\$ (rtc check [^\n]*--model smollm2[^\n]*)\n(.*?)^```",
+                      README.read_text(encoding="utf-8"), re.S | re.M)
+    assert block, "README.md: no console block with an rtc check --model smollm2 command"
+    return shlex.split(block[1])[1:], block[2].splitlines()
+
+
+def test_the_readme_example_prints_outputs_and_their_messages(smollm2):
+    """The README's example, whose text depends on the machine: checked for its structure."""
+    argv, shown_in_readme = readme_example()
+    done = subprocess.run([sys.executable, "-m", "rtcompiler.cli.main", *argv],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     shown = [json.loads(line) for line in lines if line.startswith("{")]
     assert [s["row"] for s in shown] == [0, 1]
     for s in shown:
-        assert s["failures"] == [] and s["output"].endswith("<|im_end|>")
         assert set(s) == {"grammar", "row", "seed", "tool_choice", "tools", "output",
                           "message", "failures"}
+        assert s["failures"] == [] and s["output"].endswith("<|im_end|>")
         assert s["message"]["role"] == "assistant"
     assert shown[1]["tool_choice"] == "required" and shown[1]["message"]["tool_calls"]
-    assert any(re.match(r"qwen3 +2 +1 +2 +2 +2 ", line) for line in lines), done.stdout
+    assert re.search(r"^qwen3 +2 +1 +2 +2 +2 ", done.stdout, re.M), done.stdout
     assert lines[-1].startswith("ok: every row parses")
+    # The README shows what the command prints: the same lines, up to the sampled text and
+    # the timings.
+    def shape(line: str) -> str:
+        line = line.split(":", 1)[0] if line.startswith("{") else line
+        return re.sub(r"\s+", " ", re.sub(r"\d+(\.\d+)?", "#", line))
+
+    printed = done.stderr.splitlines() + lines
+    assert [shape(line) for line in shown_in_readme] == [shape(line) for line in printed]
 
 
 @pytest.mark.slow
 def test_a_gguf_file_is_a_model_too(smollm2):
     """--model F.gguf: transformers reads the file itself (about a minute of CPU)."""
-    import subprocess
-    import sys
-
     from rtcompiler.roundtrip import smollm2 as pinned
 
     gguf = pinned.gguf_path(fetch=False)  # the smollm2 fixture fetched it
