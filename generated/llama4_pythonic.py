@@ -1094,7 +1094,9 @@ class Prefilter:
         return self.lead_start(text, lo, t)
 
 
-_BEGINNINGS_DEPTH = 100  # deeper nesting than this is written out flat (see _beginnings)
+# Deeper nesting than this is written out flat (see _beginnings), which is quadratic in
+# a literal's length: the compiler cuts a prefilter's literals to this length.
+_BEGINNINGS_DEPTH = 100
 
 
 def _beginnings(literals) -> str | None:
@@ -1831,15 +1833,48 @@ def _landmarks(regions):
 def _apart(literals):
     """Whether no two occurrences of ``literals`` in any text overlap: none begins
     another, and none begins inside another or itself. Every occurrence is then a
-    match of their alternation, in a search from the start or by ``rfind``."""
-    for a in literals:
-        for b in literals:
-            if a != b and a.startswith(b):
+    match of their alternation, in a search from the start or by ``rfind``.
+
+    Read off the trie of the literals with its failure links (Aho-Corasick): a
+    literal beginning or inside another ends at a node on the other's path before
+    its last (a literal is a suffix of the node's text); one overlapping another's
+    end begins with a proper suffix of it (the failure link of its last node is not
+    the root). Linear in their total length, where comparing every pair was
+    quadratic in their number (minutes at import for thousands of literals).
+    """
+    children = [{}]  # the trie: node -> {character: node}; 0 is the root
+    ends = [False]  # whether a literal ends at the node
+    for literal in literals:
+        node = 0
+        for ch in literal:
+            nxt = children[node].get(ch)
+            if nxt is None:
+                nxt = children[node][ch] = len(children)
+                children.append({})
+                ends.append(False)
+            node = nxt
+        ends[node] = True
+    # fail[n]: the node of the longest proper suffix of n's text that is in the trie;
+    # ends[n] becomes whether some literal is a suffix of n's text. Breadth first.
+    fail = [0] * len(children)
+    order = list(children[0].values())
+    for node in order:
+        for ch, child in children[node].items():
+            link = fail[node]
+            while link and ch not in children[link]:
+                link = fail[link]
+            link = children[link].get(ch, 0)
+            fail[child] = link
+            ends[child] = ends[child] or ends[link]
+            order.append(child)
+    for literal in literals:
+        node = 0
+        for ch in literal[:-1]:
+            node = children[node][ch]
+            if ends[node]:
                 return False
-            for k in range(1, len(a)):
-                tail = a[k:]
-                if b.startswith(tail) or tail.startswith(b):
-                    return False
+        if fail[children[node][literal[-1]]]:
+            return False
     return True
 
 
@@ -1876,10 +1911,21 @@ def _walks(watches):
     A lead is allowed when no literal holds a lead character: a run of them then
     holds no landmark, so matches begin in the order of their landmarks.
     """
-    literals = {
-        s for watch in watches.values() for entry in watch
-        for s in entry[2].regex.prefilter.literals
-    }
+    # Every character of every literal, as sorted code points: whether a lead holds one
+    # is then a look-up per range of the lead (asking each lead about every literal's
+    # characters was quadratic in the number of delimiters).
+    characters = sorted({
+        ord(c) for watch in watches.values() for entry in watch
+        for s in entry[2].regex.prefilter.literals for c in s
+    })
+
+    def holds_a_literal_character(pre):
+        for lo, hi in pre.lead_ranges:
+            k = _bisect.bisect_left(characters, lo)
+            if k < len(characters) and characters[k] <= hi:
+                return True
+        return False
+
     walks = {}
     for mode, watch in watches.items():
         by_literal: dict = {}
@@ -1888,9 +1934,8 @@ def _walks(watches):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or pre.lead or pre.lead_class is not None and any(
-                    pre.lead_class.match(c) for literal in literals for c in literal
-                )
+                regex.captures is None or pre.lead
+                or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
             for literal in pre.literals:

@@ -36,29 +36,31 @@ class Alphabet:
     def build(charsets: Sequence[CharSet], word: CharSet | None) -> Alphabet:
         all_sets = list(charsets) + ([word] if word is not None else [])
         starts = tuple(partition(all_sets))
-
-        def intervals(chars: CharSet) -> set[int]:
-            out: set[int] = set()
+        # The sets holding each interval, listed set by set: as much work as the sets
+        # cover, where asking every set about every interval was quadratic (1,000
+        # one-character sets of a literal list cut the code space in 2,000 intervals).
+        holders: list[list[int]] = [[] for _ in starts]
+        for i, chars in enumerate(all_sets):
             for lo, hi in chars.ranges:
                 first = bisect.bisect_right(starts, lo) - 1
                 last = bisect.bisect_right(starts, hi) - 1
-                out.update(range(first, last + 1))
-            return out
-
-        members = [intervals(s) for s in all_sets]
-        signature_class: dict[tuple[bool, ...], int] = {}
+                for k in range(first, last + 1):
+                    holders[k].append(i)
+        signature_class: dict[tuple[int, ...], int] = {}
         interval_class = []
-        for k in range(len(starts)):
-            signature = tuple(k in m for m in members)
+        for held_by in holders:
+            signature = tuple(held_by)
             interval_class.append(signature_class.setdefault(signature, len(signature_class)))
         n_sets = len(charsets)
-        accepts = tuple(
-            frozenset(c for sig, c in signature_class.items() if sig[i]) for i in range(n_sets)
-        )
+        inside: list[set[int]] = [set() for _ in range(n_sets)]
         is_word = [False] * len(signature_class)
-        if word is not None:
-            for sig, c in signature_class.items():
-                is_word[c] = sig[n_sets]
+        for signature, c in signature_class.items():
+            for i in signature:
+                if i < n_sets:
+                    inside[i].add(c)
+                else:  # the \w set, listed last
+                    is_word[c] = True
+        accepts = tuple(frozenset(classes) for classes in inside)
         return Alphabet(starts, tuple(interval_class), accepts, tuple(is_word))
 
     @property

@@ -32,9 +32,10 @@ from ..dialect.parser import parse_pattern
 
 CHAR, SPLIT, ASSERT, LOOK, SAVE, MATCH = range(6)
 
-# Bound on the NFA's size: counted repetitions copy their body, and a template
-# must not be able to make the compiler (or the generated tables) explode.
-MAX_STATES = 20_000
+# Bound on the NFA's size, checked on the syntax tree before anything is built:
+# counted repetitions copy their body, and a template must not be able to make the
+# compiler (or the generated tables) explode. The largest bundled pattern has 131.
+MAX_STATES = 2_000
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,9 @@ class Nfa:
 def compile_nfa(pattern: ast.Pattern | str) -> Nfa:
     """Build the NFA of a parsed pattern (or of pattern source)."""
     if isinstance(pattern, str):
-        pattern = parse_pattern(pattern)
+        pattern = parse_pattern(pattern, check=check_size)
+    else:
+        check_size(pattern)
     builder = _Builder(pattern.source)
     match = builder.add((MATCH,))
     start = builder.compile(pattern.root, match)
@@ -83,11 +86,6 @@ class _Builder:
         self.uses_start = False
 
     def add(self, state: tuple) -> int:
-        if len(self.states) >= MAX_STATES:
-            raise PatternError(
-                "pattern too large", 0, self.source,
-                detail=f"pattern needs more than {MAX_STATES} automaton states",
-            )
         self.states.append(state)
         return len(self.states) - 1
 
@@ -157,6 +155,47 @@ class _Builder:
         for _ in range(node.min):
             cur = self.compile(node.item, cur)
         return cur
+
+
+def check_size(pattern: ast.Pattern) -> None:
+    """Refuse a pattern whose NFA would have more than :data:`MAX_STATES` states.
+
+    Worked out on the tree, before anything is built (and, through
+    ``parse_pattern(check=...)``, before ``regex`` compiles the pattern: it expands
+    counted repetitions too, at hundreds of bytes a copy).
+    """
+    size = nfa_size(pattern.root) + 1  # and the final MATCH
+    if size > MAX_STATES:
+        raise PatternError(
+            "pattern too large", 0, pattern.source,
+            detail=f"the pattern needs {size} automaton states, more than rtcompiler's "
+            f"limit of {MAX_STATES} (a counted repetition x{{n}} copies x n times)",
+        )
+
+
+def nfa_size(node: ast.Node) -> int:
+    """How many states :class:`_Builder` makes for ``node``, worked out without making
+    them (a counted repetition multiplies, so ``a{1000000000}`` costs nothing to size)."""
+    if isinstance(node, ast.Empty):
+        return 0
+    if isinstance(node, ast.Chars):
+        return 1
+    if isinstance(node, ast.Concat):
+        return sum(nfa_size(item) for item in node.items)
+    if isinstance(node, ast.Alternation):
+        return sum(nfa_size(alt) for alt in node.alternatives) + 1
+    if isinstance(node, ast.Group):
+        return nfa_size(node.item) + 2
+    if isinstance(node, ast.Assertion):
+        return 5 if node.kind == ast.DOLLAR else 1
+    if isinstance(node, ast.Lookahead):
+        return nfa_size(node.item) + 2
+    if isinstance(node, ast.Repeat):
+        body = nfa_size(node.item)
+        if node.max is None:
+            return node.min * body + body + 1
+        return node.min * body + (node.max - node.min) * (body + 1)
+    raise TypeError(f"unknown node {node!r}")
 
 
 def min_width(node: ast.Node) -> int:

@@ -24,6 +24,11 @@ from __future__ import annotations
 
 from ..dialect import ast
 from ..dialect.charsets import CharSet
+from ..runtime.engine import _BEGINNINGS_DEPTH
+
+# Literals are cut to this length (see prefilter_data): the depth to which a module
+# writes their beginnings as a tree of shared prefixes.
+MAX_LITERAL_LENGTH = _BEGINNINGS_DEPTH
 
 
 def prefilter_data(root: ast.Node) -> dict | None:
@@ -31,23 +36,28 @@ def prefilter_data(root: ast.Node) -> dict | None:
     branches = _branches(root)
     if not branches:
         return None
-    literals: list[str] = []
+    literals: dict[str, None] = {}  # ordered, each once
     lead = 0
     lead_set = CharSet(())
     for literal, bounded, chars in branches:
-        if literal not in literals:
-            literals.append(literal)
+        literals[literal] = None
         if bounded is not None:
             lead = max(lead, bounded)
         else:
             lead_set = lead_set.union(chars)
+    # A match holds the beginning of any literal it holds, so the facts stay true for
+    # literals cut short; cut, the patterns a module compiles from their beginnings
+    # stay a tree of at most that depth, where the flat list a long literal needed was
+    # quadratic in its length (a 2,000-character one took sre a minute to compile).
+    cut = {literal[:MAX_LITERAL_LENGTH]: None for literal in literals}
     return {
-        "literals": sorted(literals),
+        "literals": sorted(cut),
         "lead": lead,
         "lead_ranges": [list(r) for r in lead_set.ranges],
         "lead_is_loop": _lead_is_loop(root, lead_set),
         "bare": lead == 0 and not lead_set and _is_bare(root),
-        "exact": _is_exact(root, literals),
+        "exact": all(len(s) <= MAX_LITERAL_LENGTH for s in literals)
+        and _is_exact(root, list(literals)),
     }
 
 

@@ -93,7 +93,10 @@ def _jsonable(state: tuple) -> list:
     return [list(x) if isinstance(x, tuple) else x for x in state]
 
 
-@functools.lru_cache(maxsize=512)
+# Large enough for every pattern of one template (up to 256 fields, each with an open,
+# a close and a tag pattern, and the anchor): the loader builds their tables and the
+# code generator reuses them; evicted in the order used, they were all built twice.
+@functools.lru_cache(maxsize=1024)
 def compile_regex(pattern: str) -> Regex:
     """Compile ``pattern`` in the delimiter dialect, or raise ``PatternError``."""
     return Regex(compile_nfa(pattern))

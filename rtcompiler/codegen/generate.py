@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from ..automata import compile_regex
+from ..automata.dfa import WorkBudget
 from ..template import Field, Template
 from . import plans
-from .literals import literal
+from .literals import MAX_NESTING, assignment, literal, nesting
 from .sections import section
 
 ENGINE = "rtcompiler.runtime.engine"
@@ -38,9 +39,12 @@ class _Module:
     """The pieces of a module being assembled."""
 
     runtime: dict[tuple[str, str], str] = field(default_factory=dict)  # (module, section) -> code
-    regexes: list[str] = field(default_factory=list)  # pattern sources, index = table slot
+    regexes: dict[str, int] = field(default_factory=dict)  # pattern source -> table slot
     data: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
+    # The template's DFA work budget: its delimiters' tables (counted when it loaded)
+    # and then the tag patterns' (see plans._check_tag_pattern).
+    budget: WorkBudget = field(default_factory=WorkBudget)
 
     def need(self, module: str, name: str) -> None:
         key = (module, name)
@@ -48,9 +52,7 @@ class _Module:
             self.runtime[key] = section(module, name)
 
     def regex(self, source: str) -> int:
-        if source not in self.regexes:
-            self.regexes.append(source)
-        return self.regexes.index(source)
+        return self.regexes.setdefault(source, len(self.regexes))
 
 
 def generate_module(template: Template, *, openai: bool = False) -> str:
@@ -60,6 +62,8 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
     output is what it always was, byte for byte.
     """
     module = _Module()
+    for delimiter in _delimiters(template):
+        module.budget.build(compile_regex(delimiter.regex_source).dfa)
     module.need(ENGINE, "engine")
     anchor = module.regex(template.start_anchor.regex_source)
     regions = [_region_source(module, index, f) for index, f in enumerate(template.fields)]
@@ -85,6 +89,12 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
             *extra,
         ]
     )
+
+
+def _delimiters(template: Template) -> list:
+    """The template's delimiters in the order it loads them: fields, then the anchor."""
+    found = [d for f in template.fields for d in (f.open, f.close) if d is not None]
+    return found + [template.start_anchor]
 
 
 def _ordered(runtime: dict[tuple[str, str], str]) -> list[tuple[tuple[str, str], str]]:
@@ -186,11 +196,14 @@ def _region_source(module: _Module, index: int, f: Field) -> str:
 
 def _table(template: Template, regions: list[str], anchor: int) -> str:
     rows = "".join(f"        {r},\n" for r in regions)
+    defaults, before = literal(template.defaults, 4), ""
+    if nesting(template.defaults) >= MAX_NESTING:  # assigned in parts (see assignment)
+        defaults, before = "_DEFAULTS", assignment("_DEFAULTS", template.defaults)
     return (
-        "TABLE = RegionTable(\n"
+        f"{before}TABLE = RegionTable(\n"
         f"    [\n{rows}    ],\n"
         f"    {literal(template.implicit)},\n"
-        f"    {literal(template.defaults, 4)},\n"
+        f"    {defaults},\n"
         f"    _REGEXES[{anchor}],\n"
         ")\n"
     )

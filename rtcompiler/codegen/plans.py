@@ -6,8 +6,9 @@ prepared at compile time (``_ARGS_i...`` data), then the field's transform: writ
 out as one expression (a dict display whose values are subscripts of the parsed value
 and the captures, every key and literal emitted by ``literal``), with the pre-built
 node tree ``_TRANSFORM_i`` interpreted instead when a lookup fails, so that errors
-are the reference's. Nested value parsers get functions of their own; an
-``xml-inline`` tag pattern becomes one more compiled regex.
+are the reference's, or always when the transform nests too deeply to be written as
+one expression (see ``literals.MAX_NESTING``). Nested value parsers get functions of
+their own; an ``xml-inline`` tag pattern becomes one more compiled regex.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..automata import compile_regex
+from ..automata.dfa import WorkBudget
 from ..dialect.errors import PatternError
 from ..runtime import content as content_runtime
 from ..runtime import transform as transform_runtime
 from ..template import Field, TemplateError
-from .literals import literal
+from .literals import MAX_NESTING, assignment, literal, nesting
 
 if TYPE_CHECKING:
     from .generate import _Module
@@ -60,13 +62,17 @@ def field_function(
         lines.append(f"    return {content_call}")
     else:
         node = f"_TRANSFORM_{index}"
-        module.data.append(f"{node} = {literal(transform_runtime.transform_plan(f.transform))}\n")
+        module.data.append(assignment(node, transform_runtime.transform_plan(f.transform)))
         sections += [(TRANSFORM, s) for s in transform_runtime.transform_sections(f.transform_each)]
         if f.transform_each:
             lines.append(
                 f"    return transform_each({content_call}, captures, {node}, "
                 f"{literal(f.name)})"
             )
+        elif nesting(f.transform) >= MAX_NESTING:
+            # Written out, it would nest as deeply as the transform: too deep for Python's
+            # parser past 200 levels. The node tree, assigned in parts, is interpreted.
+            lines.append(f"    return transform_content({content_call}, captures, {node})")
         else:
             # The transform written out as one expression (a dict literal, typically):
             # walking the node tree cost a few microseconds per tool call. The tree
@@ -84,17 +90,18 @@ def field_function(
     return "\n".join(lines) + "\n", sections
 
 
-def _check_tag_pattern(pattern: str, where: str) -> None:
+def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
     """An xml-inline tag pattern must be in our dialect: refuse it when compiling.
 
     (transformers only fails when a region of the field is parsed, with
     ``regex.error``; a generated module cannot raise that type, and a template
-    that can never parse such a region is better refused up front.)
+    that can never parse such a region is better refused up front.) Its tables,
+    which the module embeds, count towards the template's work budget.
     """
     try:
-        compile_regex(pattern)
+        budget.build(compile_regex(pattern).dfa)
     except PatternError as e:
-        raise TemplateError(where, str(e)) from None
+        raise TemplateError(where, e.detail or str(e)) from None
 
 
 def _content_function(
@@ -112,7 +119,7 @@ def _content_function(
         call = "body.strip()" if plan.args["strip"] else "body"
     else:
         args = f"_ARGS{name}"
-        module.data.append(f"{args} = {literal(plan.args)}\n")
+        module.data.append(assignment(args, plan.args))
         call = f"{plan.function}(body, {args}"
         if plan.function in ("parse_xml_inline", "parse_kv_lines"):
             nested = "None"
@@ -124,7 +131,7 @@ def _content_function(
             if plan.function == "parse_xml_inline":
                 finditer = "None"
                 if plan.tag_pattern is not None:
-                    _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern")
+                    _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern", module.budget)
                     finditer = f"_REGEXES[{module.regex(plan.tag_pattern)}].group_finditer"
                 call += f", {finditer}"
             call += f", {nested}"

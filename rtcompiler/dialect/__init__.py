@@ -8,6 +8,6 @@ Alternation(alternatives=(Chars(chars=CharSet(ranges=((97, 97),))), Chars(chars=
 from .ast import Pattern
 from .charsets import CharSet
 from .errors import PatternError
-from .parser import parse_pattern
+from .parser import parse_pattern, read_pattern
 
-__all__ = ["CharSet", "Pattern", "PatternError", "parse_pattern"]
+__all__ = ["CharSet", "Pattern", "PatternError", "parse_pattern", "read_pattern"]

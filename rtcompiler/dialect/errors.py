@@ -15,6 +15,7 @@ class PatternError(ValueError):
         self.construct = construct
         self.column = column
         self.pattern = pattern
+        self.detail = detail
         message = f"unsupported {construct} at column {column} in pattern {pattern!r}"
         if detail:
             message = f"{detail} at column {column} in pattern {pattern!r}"

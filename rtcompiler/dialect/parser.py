@@ -17,6 +17,7 @@ the tree. Character sets are not interpreted here but derived from ``regex``
 from __future__ import annotations
 
 import re as _stdlib_re
+from collections.abc import Callable
 
 from . import ast
 from .charsets import ANY, CharSet, derive
@@ -40,6 +41,13 @@ _FLAG_NAMES = {
 _BRACE_QUANTIFIER = _stdlib_re.compile(r"(\d+)|(\d*),(\d*)")
 # regex reads a brace naming an error kind (e, i, d, s) as a fuzzy constraint.
 _FUZZY_CONSTRAINT = _stdlib_re.compile(r"(?<![A-Za-z])[eids](?![A-Za-z])")
+# What a brace quantifier's body may hold in verbose mode: digits, commas and spaces.
+_VERBOSE_BRACE = _stdlib_re.compile(r"[\d, \t\n\r\f\v]*")
+# Flags scoped to a group, after its "(?": "i:", "-i:", "is-x:".
+_SCOPED_FLAGS = _stdlib_re.compile(r"([a-zA-Z]*)(?:-([a-zA-Z]+))?([:)])")
+# Lookaheads nested deeper than this are refused: a thread's lookahead obligations nest
+# as deeply, and building a DFA state costs time that grows with their size.
+MAX_LOOKAHEAD_DEPTH = 16
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _ESCAPE_CONSTRUCTS = {
@@ -58,10 +66,33 @@ _ESCAPE_CONSTRUCTS = {
 }
 
 
-def parse_pattern(source: str) -> ast.Pattern:
-    """Parse ``source`` into an :class:`ast.Pattern` or raise :class:`PatternError`."""
+def parse_pattern(source: str, check: Callable[[ast.Pattern], None] | None = None) -> ast.Pattern:
+    """Parse ``source`` into an :class:`ast.Pattern` or raise :class:`PatternError`.
+
+    ``check``, if given, sees the tree before the ``regex`` module compiles the pattern
+    to validate it, and may refuse it: ``regex`` expands counted repetitions, so
+    ``x{1000000000}`` would take it gigabytes (see :func:`read_pattern`).
+    """
+    if check is not None:
+        tree = read_pattern(source)
+        if tree is not None:
+            check(tree)
     _check_with_regex(source)
     return _Reader(source).read()
+
+
+def read_pattern(source: str) -> ast.Pattern | None:
+    """The tree of ``source`` without asking ``regex`` first, or None if it cannot be read.
+
+    For size checks that must come before ``regex`` compiles a pattern. The reader
+    expects a pattern ``regex`` accepts: on anything else it may fail in any way (but
+    always ends: every loop stops at the end of the text), and the pattern is then
+    left to :func:`parse_pattern` to refuse with the right reason.
+    """
+    try:
+        return _Reader(source).read()
+    except Exception:
+        return None
 
 
 def _check_with_regex(source: str) -> None:
@@ -96,6 +127,10 @@ class _Reader:
         self.group_count = 0
         self.group_names: dict[str, int] = {}
         self.lookahead_depth = 0
+        # Where the next '}' and the next fuzzy-constraint letter are, from where they
+        # were last looked for (the reader only moves forward): see next_at.
+        self.closing = [-1, -1]
+        self.fuzzy = [-1, -1]
 
     # -- helpers -------------------------------------------------------------
 
@@ -105,6 +140,23 @@ class _Reader:
     def peek(self, offset: int = 0) -> str:
         i = self.pos + offset
         return self.src[i] if i < len(self.src) else ""
+
+    def next_at(self, memo: list[int], text: str) -> int:
+        """``src.find(text, pos)``, reusing the last answer while it still holds."""
+        searched_from, found = memo
+        if searched_from < 0 or searched_from > self.pos or 0 <= found < self.pos:
+            found = self.src.find(text, self.pos)
+            memo[:] = [self.pos, found]
+        return found
+
+    def next_fuzzy(self, start: int) -> int:
+        """Where the first fuzzy-constraint letter at or after ``start`` is, or -1."""
+        searched_from, found = self.fuzzy
+        if searched_from < 0 or searched_from > start or 0 <= found < start:
+            m = _FUZZY_CONSTRAINT.search(self.src, start)
+            found = -1 if m is None else m.start()
+            self.fuzzy = [start, found]
+        return found
 
     def startswith(self, text: str) -> bool:
         return self.src.startswith(text, self.pos)
@@ -202,15 +254,21 @@ class _Reader:
             return {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
         if c != "{":
             return None
-        close = self.src.find("}", self.pos)
+        close = self.next_at(self.closing, "}")
         if close < 0:
             return None
-        body = self.src[self.pos + 1 : close]
+        # Each question below reads no further than it must (digits, or to the next
+        # fuzzy-constraint letter, found once for all the braces before it): reading the
+        # text up to the next '}' for every '{' was quadratic over "a{a{a{...}".
         if self.verbose:
-            body = "".join(ch for ch in body if ch not in _VERBOSE_SPACE)
-        m = _BRACE_QUANTIFIER.fullmatch(body)
+            spaced = _VERBOSE_BRACE.match(self.src, self.pos + 1, close)
+            body = "".join(ch for ch in spaced.group() if ch not in _VERBOSE_SPACE)
+            m = _BRACE_QUANTIFIER.fullmatch(body) if spaced.end() == close else None
+        else:
+            m = _BRACE_QUANTIFIER.fullmatch(self.src, self.pos + 1, close)
         if not m:
-            if _FUZZY_CONSTRAINT.search(body):
+            fuzzy = self.next_fuzzy(self.pos + 1)
+            if 0 <= fuzzy < close:
                 raise self.fail("fuzzy matching", self.pos)
             return None  # regex reads such a brace as a literal '{'
         self.pos = close + 1
@@ -289,6 +347,8 @@ class _Reader:
         first = True
         while True:
             c = self.peek()
+            if c == "":  # regex refuses it first; read_pattern must not loop on it
+                raise self.fail("unterminated character set", start)
             if c == "]" and not first:
                 self.pos += 1
                 break
@@ -326,13 +386,18 @@ class _Reader:
             self.group_count += 1
             index = self.group_count
             return ast.Group(self.read_group_body(start), index, None)
-        rest = self.src[self.pos + 2 :]
+        # What follows "(?": every construct is told by its first few characters; the
+        # flags are read from the source itself (a slice to the end, per group, made
+        # the reading quadratic in the number of groups).
+        rest = self.src[self.pos + 2 : self.pos + 4]
         if rest.startswith(":"):
             self.pos += 3
             return self.read_group_body(start)
         if rest.startswith(("P<", "<")) and not rest.startswith(("<=", "<!")):
             return self.read_named_group(start)
         if rest.startswith(("=", "!")):
+            if self.lookahead_depth >= MAX_LOOKAHEAD_DEPTH:
+                raise self.fail(f"lookaheads nested more than {MAX_LOOKAHEAD_DEPTH} deep", start)
             self.pos += 3
             self.lookahead_depth += 1
             body = self.read_group_body(start)
@@ -345,7 +410,7 @@ class _Reader:
         construct = _group_construct(rest)
         if construct is not None:
             raise self.fail(construct, start)
-        m = _stdlib_re.compile(r"([a-zA-Z]*)(?:-([a-zA-Z]+))?([:)])").match(rest)
+        m = _SCOPED_FLAGS.match(self.src, self.pos + 2)
         if m is None:
             raise self.fail(f"group extension (?{rest[:1]}", start)
         if m.group(3) == ")":
@@ -354,7 +419,7 @@ class _Reader:
         self.apply_flags(m.group(1), start + 2, on=True)
         if m.group(2):
             self.apply_flags(m.group(2), start + 3 + len(m.group(1)), on=False)
-        self.pos += 2 + m.end()
+        self.pos = m.end()
         body = self.read_group_body(start)
         self.ignore_case, self.verbose, self.dotall = saved
         return body

@@ -1094,7 +1094,9 @@ class Prefilter:
         return self.lead_start(text, lo, t)
 
 
-_BEGINNINGS_DEPTH = 100  # deeper nesting than this is written out flat (see _beginnings)
+# Deeper nesting than this is written out flat (see _beginnings), which is quadratic in
+# a literal's length: the compiler cuts a prefilter's literals to this length.
+_BEGINNINGS_DEPTH = 100
 
 
 def _beginnings(literals) -> str | None:

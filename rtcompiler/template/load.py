@@ -13,7 +13,11 @@ one transformers reports. We refuse more only where the reference cannot be foll
   validating (a non-string pattern, an unhashable ``content``, a pattern nested too
   deeply for ``regex``); we say what is wrong instead;
 * a valid ``regex`` pattern that rtcompiler's dialect does not support
-  (:class:`UnsupportedPatternError`, naming the construct and its column).
+  (:class:`UnsupportedPatternError`, naming the construct and its column);
+* a template too large to compile in reasonable time and space: more than
+  ``MAX_FIELDS`` fields, or a delimiter whose automaton is too large (too many NFA
+  states, checked on its syntax tree before anything is built; or DFA tables past
+  their work budget, refused as soon as it is spent). See docs/template-format.md.
 
 >>> t = load_template({
 ...     "start_anchor": "<|im_start|>assistant\\n",
@@ -42,7 +46,10 @@ from typing import Any
 
 import regex
 
-from ..dialect import PatternError, parse_pattern
+from ..automata import compile_regex
+from ..automata.dfa import WorkBudget
+from ..automata.nfa import check_size
+from ..dialect import PatternError, parse_pattern, read_pattern
 from .errors import TemplateError, UnsupportedPatternError
 from .model import Delimiter, Field, Template
 
@@ -71,6 +78,9 @@ CONTENT_PARSERS = ("bool", "float", "int", "json", "kv-lines", "text", "xml-inli
 SUPPORTED_VERSION = 1
 # Objects and arrays nested deeper than this are refused (real templates nest ~5 deep).
 MAX_DEPTH = 100
+# Templates with more fields than this are refused (real ones have at most a handful):
+# every field brings delimiters, tables and functions to compile, emit and import.
+MAX_FIELDS = 256
 
 # A transform placeholder: a brace-enclosed dotted path of word runs ("{content.args}").
 # \w is the ``regex`` module's (Unicode) one, the module transformers matches with.
@@ -158,9 +168,15 @@ def load_template(spec: Any) -> Template:
         raise TemplateError(
             "fields", "must be a non-empty object mapping each field name to its spec"
         )
+    if len(raw_fields) > MAX_FIELDS:
+        raise TemplateError(
+            "fields", f"{len(raw_fields)} fields, more than rtcompiler's limit of {MAX_FIELDS}"
+        )
 
+    budget = WorkBudget()  # for the tables of all the delimiters together
     fields = tuple(
-        _load_field(name, field_spec, extensions) for name, field_spec in raw_fields.items()
+        _load_field(name, field_spec, extensions, budget)
+        for name, field_spec in raw_fields.items()
     )
 
     implicit = [f.name for f in fields if f.open is None]
@@ -171,7 +187,7 @@ def load_template(spec: Any) -> Template:
             f"outside every other region); found {len(implicit)}: {_quoted(implicit)}",
         )
 
-    start_anchor = _load_delimiter("", spec, "start_anchor", "start_anchor_pattern")
+    start_anchor = _load_delimiter("", spec, "start_anchor", "start_anchor_pattern", budget)
     if start_anchor is None:
         raise TemplateError(
             "",
@@ -234,7 +250,9 @@ def _require_json_data(spec: dict[Any, Any]) -> None:
 # -- fields -----------------------------------------------------------------------------
 
 
-def _load_field(name: str, raw: Any, extensions: tuple[str, ...] = ()) -> Field:
+def _load_field(
+    name: str, raw: Any, extensions: tuple[str, ...], budget: WorkBudget
+) -> Field:
     path = child_path("fields", name)
     if not isinstance(raw, dict):
         raise TemplateError(path, f"a field spec must be an object, got {_kind(raw)}")
@@ -261,8 +279,8 @@ def _load_field(name: str, raw: Any, extensions: tuple[str, ...] = ()) -> Field:
             child_path(path, "content"),
             f"unknown content parser {content!r}; known: {_quoted(list(CONTENT_PARSERS))}",
         )
-    open_ = _load_delimiter(path, raw, "open", "open_pattern")
-    close = _load_delimiter(path, raw, "close", "close_pattern")
+    open_ = _load_delimiter(path, raw, "open", "open_pattern", budget)
+    close = _load_delimiter(path, raw, "close", "close_pattern", budget)
 
     # An explicit null is the same as leaving a key out, for join and transform alike.
     join = raw.get("join")
@@ -345,7 +363,7 @@ def _forbid_unused_captures(
 
 
 def _load_delimiter(
-    path: str, container: dict[str, Any], literal_key: str, pattern_key: str
+    path: str, container: dict[str, Any], literal_key: str, pattern_key: str, budget: WorkBudget
 ) -> Delimiter | None:
     """The delimiter given by ``literal_key`` or ``pattern_key`` of ``container``, if any."""
     if literal_key in container and pattern_key in container:
@@ -353,17 +371,19 @@ def _load_delimiter(
             path, f"'{literal_key}' and '{pattern_key}' are mutually exclusive; give only one"
         )
     if literal_key in container:
-        return _literal_delimiter(child_path(path, literal_key), container[literal_key])
+        return _literal_delimiter(child_path(path, literal_key), container[literal_key], budget)
     if pattern_key in container:
-        return _pattern_delimiter(child_path(path, pattern_key), container[pattern_key])
+        return _pattern_delimiter(child_path(path, pattern_key), container[pattern_key], budget)
     return None
 
 
-def _literal_delimiter(path: str, value: Any) -> Delimiter:
+def _literal_delimiter(path: str, value: Any, budget: WorkBudget) -> Delimiter:
     if isinstance(value, str):
         if value == "":
             raise TemplateError(path, "an empty literal would match everywhere")
-        return Delimiter.from_literals([value])
+        delimiter = Delimiter.from_literals([value])
+        _check_automaton(path, delimiter.regex_source, value, budget)
+        return delimiter
     if not isinstance(value, list):
         raise TemplateError(path, f"must be a string or an array of strings, got {_kind(value)}")
     if not value:
@@ -374,13 +394,23 @@ def _literal_delimiter(path: str, value: Any) -> Delimiter:
     for i, item in enumerate(value):
         if item == "":
             raise TemplateError(child_path(path, i), "an empty literal would match everywhere")
-    return Delimiter.from_literals(value)
+    delimiter = Delimiter.from_literals(value)
+    _check_automaton(path, delimiter.regex_source, value, budget)
+    return delimiter
 
 
-def _pattern_delimiter(path: str, value: Any) -> Delimiter:
+def _pattern_delimiter(path: str, value: Any, budget: WorkBudget) -> Delimiter:
     if not isinstance(value, str):
         # The reference hands this to regex.compile and crashes with TypeError.
         raise TemplateError(path, f"a pattern must be a string, got {_kind(value)}")
+    # Sized before regex compiles it: regex expands counted repetitions, and
+    # x{1000000000} would take it (and the reference) gigabytes.
+    tree = read_pattern(value)
+    if tree is not None:
+        try:
+            check_size(tree)
+        except PatternError as e:
+            raise TemplateError(path, e.detail) from None
     try:
         regex.compile(value, regex.DOTALL)
     except regex.error as e:
@@ -403,7 +433,23 @@ def _pattern_delimiter(path: str, value: Any) -> Delimiter:
         raise UnsupportedPatternError(path, e.construct, e.column, value) from None
     except RecursionError:
         raise UnsupportedPatternError(path, "nesting too deep", 0, value) from None
+    _check_automaton(path, value, value, budget)
     return Delimiter.from_pattern(value)
+
+
+def _check_automaton(path: str, source: str, written: Any, budget: WorkBudget) -> None:
+    """Compile the delimiter's automaton, complete DFA tables included, or refuse it.
+
+    Its size is checked on the syntax tree before anything is built; the tables are
+    refused as soon as their work budget, or what is left of the template's, is spent.
+    Compiling is cached, so the code generator reuses what this builds.
+    """
+    try:
+        budget.build(compile_regex(source).dfa)
+    except PatternError as e:
+        if e.detail:  # a size limit, worded for the template author
+            raise TemplateError(path, e.detail) from None
+        raise UnsupportedPatternError(path, e.construct, e.column, written) from None
 
 
 # -- files ------------------------------------------------------------------------------

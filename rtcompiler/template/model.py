@@ -63,11 +63,10 @@ class Delimiter:
         unique = list(dict.fromkeys(literals))
         # sorted() is stable, so literals of equal length stay in written order.
         ordered = tuple(sorted(unique, key=len, reverse=True))
-        extends = any(
-            longer != shorter and longer.startswith(shorter)
-            for longer in unique
-            for shorter in unique
-        )
+        # A literal that begins another begins the one that follows it in sorted order
+        # (everything sorted between the two begins with it too): no pair is compared.
+        lexical = sorted(unique)
+        extends = any(b.startswith(a) for a, b in zip(lexical, lexical[1:], strict=False))
         return cls(literals=ordered, can_extend=extends)
 
     @classmethod
