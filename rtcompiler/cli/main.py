@@ -21,6 +21,7 @@ from .. import __version__
 from ..dialect.errors import PatternError
 from ..template import TemplateError
 from . import batch
+from . import grammar as grammar_command
 from .resolve import resolve_template
 from .streams import (
     InputError,
@@ -191,6 +192,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--show", action="store_true",
                        help="with --generate: print each generation and its outcome as JSON lines")
     check.set_defaults(run=_check)
+
+    grammar_command.add_parser(commands)
 
     list_ = commands.add_parser("list", help="the bundled grammars and the families they cover")
     list_.set_defaults(run=_list)
