@@ -21,7 +21,7 @@ import re
 from types import ModuleType
 from typing import Any
 
-# The template's delimiters (grammars/gemma4/response_template.json), as one search.
+# The template's delimiters (rtcompiler/grammars/gemma4/response_template.json), as one search.
 _DELIMITERS = re.compile(
     r"<\|channel>thought|<channel\|>|<\|tool_call>call:([^{<]+)|<tool_call\|>|<turn\|>"
     r"|<\|tool_response>"

@@ -8,14 +8,10 @@ tool calls sized to reach a target length.
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
-
-GRAMMARS = Path(__file__).resolve().parent.parent / "grammars"
 
 # One of each template style issue 6 asks for: Hermes JSON, XML with xml-inline, Harmony
 # with a named-group open_pattern, relaxed JSON with unquoted keys and string delimiters.
@@ -174,17 +170,20 @@ class Output:
 
 @cache
 def response_template(style: str) -> dict:
-    return json.loads((GRAMMARS / style / "response_template.json").read_text(encoding="utf-8"))
+    from rtcompiler.grammars import grammar
+
+    return grammar(style).spec
 
 
 @cache
 def _renderer(style: str) -> tuple[Any, tuple[str, ...]]:
+    from rtcompiler.grammars import grammar
     from rtcompiler.roundtrip.render import ChatRenderer
 
-    folder = GRAMMARS / style
-    normalise = json.loads((folder / "meta.json").read_text(encoding="utf-8")).get("normalise", {})
+    found = grammar(style)
+    normalise = found.meta.get("normalise", {})
     variables = normalise.get("render_kwargs") or {}
-    renderer = ChatRenderer((folder / "chat_template.jinja").read_text(encoding="utf-8"), variables)
+    renderer = ChatRenderer(found.chat_template, variables)
     return renderer, tuple(normalise.get("end_of_turn") or ())
 
 

@@ -49,11 +49,12 @@ class CompiledParser:
 
 
 def compile_template(template: dict | Template | str | Path) -> CompiledParser:
-    """Compile a template given as a dict, a ``Template``, a file or folder path, or a grammar name."""
+    """Compile a template given as a dict, a ``Template``, a file or folder path, or a grammar name
+    (see :func:`rtcompiler.grammars.resolve_template`)."""
     if isinstance(template, Template):
         return CompiledParser(template)
     if isinstance(template, dict):
         return CompiledParser(load_template(template))
-    from .cli.resolve import resolve_template
+    from .grammars import resolve_template
 
-    return CompiledParser(resolve_template(str(template)))
+    return CompiledParser(resolve_template(template))

@@ -108,9 +108,9 @@ def _template_spec(tokenizer: Any, schema: dict | None, grammar: str | None) -> 
     if grammar is not None:
         spec = _grammars.get(grammar)
         if spec is None:
-            from .cli.resolve import resolve_template
+            from .grammars import grammar as bundled
 
-            spec = _grammars.setdefault(grammar, resolve_template(grammar).raw)
+            spec = _grammars.setdefault(grammar, bundled(grammar).template.raw)
         return spec
     spec = getattr(tokenizer, "response_template", None)
     if spec is None:  # a tokenizer that keeps unknown config keys in its init kwargs

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .resolve import resolve_template
+from ..grammars import resolve_template
 from .streams import InputError, path_argument, prefix_and_tools, say
 
 # More processes than this would be a typing mistake, not a machine.

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .resolve import grammar_dir, resolve_template
+from ..grammars import resolve_grammar, resolve_template, validate_meta
 from .streams import (
     InputError,
     path_argument,
@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
                 "tokenizer has them as special tokens could not write them)")
         else:
             special = _special_tokens(args.tokenizer, tokenizer_special_tokens)
-    name = Path(args.template).name if Path(args.template).exists() else args.template
+    grammar = resolve_grammar(args.template)
+    name = grammar.spelling if grammar is not None else Path(args.template).name
     try:
         export = export_grammar(template, tools=tools, tool_choice=args.tool_choice,
                                 format=args.format, prefix=prefix, special_tokens=special,
@@ -117,15 +118,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _meta(args: argparse.Namespace) -> dict | None:
     if args.meta is not None:
-        meta = read_json(args.meta, "--meta ")
-    else:
-        folder = grammar_dir(args.template)
-        if folder is None or not (folder / "meta.json").exists():
-            return None
-        meta = read_json(str(folder / "meta.json"), "")
-    if not isinstance(meta, dict):
-        raise InputError(f"{args.meta or 'meta.json'}: expected a JSON object")
-    return meta
+        return validate_meta(read_json(args.meta, "--meta "), f"--meta {args.meta}")
+    grammar = resolve_grammar(args.template)
+    return grammar.meta if grammar is not None else None
 
 
 def _special_tokens(path: str, read) -> dict:
@@ -147,11 +142,11 @@ def _check(text: str, args: argparse.Namespace) -> None:
             raise RuntimeError(f"lark refuses the exported grammar: {e}") from e
         say("rtc grammar: checked: lark.Lark loads it")
         return
-    try:
-        import llguidance
-    except ImportError:
-        raise InputError("--check --format llguidance needs llguidance: pip install "
-                         "'rtcompiler[models]'") from None
+    from .._extras import require
+
+    require("rtc grammar --check --format llguidance", models=["llguidance"])
+    import llguidance
+
     if args.tokenizer is None:
         raise InputError("--check --format llguidance needs --tokenizer (llguidance "
                          "validates a grammar against a tokenizer)")

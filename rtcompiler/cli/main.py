@@ -12,17 +12,16 @@ writes follows one policy (``streams.py``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from pathlib import Path
 
 from .. import __version__
+from .._extras import MissingExtra, require
 from ..dialect.errors import PatternError
+from ..grammars import GrammarError, resolve_template
 from ..template import TemplateError
 from . import batch
 from . import grammar as grammar_command
-from .resolve import resolve_template
 from .streams import (
     InputError,
     json_text,
@@ -82,7 +81,7 @@ def _main(argv: list[str] | None) -> int:
             raise
         say(f"rtc: parse error: {e}")
         return EXIT_PARSE_ERROR
-    except (InputError, TemplateError, PatternError) as e:
+    except (InputError, TemplateError, PatternError, GrammarError, MissingExtra) as e:
         if os.environ.get("RTC_DEBUG"):
             raise
         say(f"rtc: error: {e}")
@@ -118,7 +117,8 @@ def _parser() -> argparse.ArgumentParser:
         "compile",
         help="compile a template into a standalone parser module",
         description="TEMPLATE is a template JSON file, a tokenizer_config.json holding "
-        "response_template, a model folder, or a bundled grammar name.",
+        "response_template, a model folder, a grammar's own folder (holding "
+        "response_template.json), or a bundled grammar's name (NAME or NAME:strict; rtc list).",
     )
     compile_.add_argument("template", metavar="TEMPLATE", type=path_argument)
     compile_.add_argument("-o", "--output", type=path_argument,
@@ -310,6 +310,7 @@ def _parse_openai(template, prefix, tools, source, name: str) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    _require_check_extras(args)
     from ..roundtrip import ChatTemplateError
 
     try:
@@ -319,10 +320,18 @@ def _check(args: argparse.Namespace) -> int:
         raise InputError(f"chat template {source}: {e}") from None
 
 
+def _require_check_extras(args: argparse.Namespace) -> None:
+    needs: dict[str, list[str]] = {"check": ["hypothesis"]}
+    if args.model:
+        # torch first: transformers imported without it prints a warning of its own.
+        needs["models"] = ["torch", "transformers"] if args.generate else ["transformers"]
+    require("rtc check --model" if args.model else "rtc check", **needs)
+
+
 def _check_round_trip(args: argparse.Namespace) -> int:
+    from ..grammars import resolve_grammar, validate_meta
     from ..roundtrip import check
     from ..roundtrip.tokenizers import TokenChunker, TokenizerUnavailable, load_chunker
-    from .resolve import GRAMMARS, grammar_dir
 
     if args.generate and not args.model:
         raise InputError("--generate needs --model DIR")
@@ -333,18 +342,17 @@ def _check_round_trip(args: argparse.Namespace) -> int:
         if value < 1:
             raise InputError(f"{flag} must be at least 1, got {value}")
     template = resolve_template(args.template) if args.template else None
-    folder = grammar_dir(args.template) if args.template else None
-    meta_path = Path(args.meta) if args.meta else (folder / "meta.json" if folder else None)
+    grammar = resolve_grammar(args.template) if args.template else None
     meta: dict | None = None
-    if meta_path and (args.meta or meta_path.exists()):
-        meta = read_json(str(meta_path), "--meta " if args.meta else "")
-        if not isinstance(meta, dict):
-            raise InputError(f"{meta_path}: expected a JSON object")
-    chat_path = args.chat_template
-    what = "--chat-template " if chat_path is not None else ""
-    if chat_path is None and folder and not args.model:
-        chat_path = folder / "chat_template.jinja"
-    chat_template = read_text(str(chat_path), what) if chat_path else None
+    if args.meta:
+        meta = validate_meta(read_json(args.meta, "--meta "), args.meta)
+    elif grammar is not None:
+        meta = grammar.meta
+    chat_template: str | None = None
+    if args.chat_template is not None:
+        chat_template = read_text(args.chat_template, "--chat-template ")
+    elif grammar is not None and not args.model:
+        chat_template = grammar.chat_template
     chunker: TokenChunker | None
 
     if args.model:
@@ -352,9 +360,9 @@ def _check_round_trip(args: argparse.Namespace) -> int:
 
         try:
             model = load_model_folder(args.model, template=template, chat_template=chat_template,
-                                      meta=meta, grammars=GRAMMARS)
+                                      meta=meta)
             source = (f"grammar {model.grammar}" if model.grammar else "--meta" if args.meta
-                      else f"grammar {folder.name}" if meta and folder else "defaults")
+                      else f"grammar {grammar.name}" if meta and grammar else "defaults")
             say(f"rtc check: model folder {model.path} (normalisation: {source})")
             if args.generate:
                 from ..roundtrip.generate import report_generations
@@ -366,25 +374,24 @@ def _check_round_trip(args: argparse.Namespace) -> int:
                 raise
             raise InputError(str(e)) from e
         template, chat_template = model.template, model.chat_template
-        meta = {**model.meta, "normalise": model.normalise, "variables": model.variables,
-                "reserved": model.reserved}
+        normalise, variables, reserved = model.normalise, model.variables, model.reserved
         chunker = model.chunker()
     else:
         if chat_template is None:
             raise InputError(
                 "--chat-template is required for a template that is not a bundled grammar")
         meta = meta or {}
+        normalise, variables, reserved = meta.get("normalise"), None, meta.get("reserved")
         try:
             chunker = load_chunker(meta.get("tokenizer"))
         except TokenizerUnavailable as e:
             say(f"rtc check: {e}; chunking at random only")
             chunker = None
-    assert template is not None and chat_template is not None and meta is not None
+    assert template is not None and chat_template is not None
     chunking = f", token chunks from {chunker.name}" if chunker is not None else ""
     say(f"rtc check: {args.examples} examples, seed {args.seed}{chunking}")
     report = check(template, chat_template, examples=args.examples, seed=args.seed,
-                   normalise=meta.get("normalise"), variables=meta.get("variables"),
-                   reserved=meta.get("reserved"), chunker=chunker)
+                   normalise=normalise, variables=variables, reserved=reserved, chunker=chunker)
     for finding in report.findings:
         _print_line(f"finding: {finding}")
     if report.chunking_errors:
@@ -404,19 +411,18 @@ def _check_round_trip(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from .resolve import GRAMMARS
+    from .. import grammars
 
     rows = []
-    for folder in sorted(p for p in GRAMMARS.iterdir() if (p / "response_template.json").is_file()):
-        meta_file = folder / "meta.json"
-        meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
-        families = ", ".join(meta.get("families", []))
-        template = json.loads((folder / "response_template.json").read_text(encoding="utf-8"))
-        used = template.get("extensions") or []
+    for name in grammars.names():
+        grammar = grammars.grammar(name)
+        families = ", ".join(grammars.meta(name).get("families", []))
+        used = grammar.spec.get("extensions") or []
         extension = f" (extension: {', '.join(used)})" if used else ""
-        rows.append((folder.name, families + extension))
+        rows.append((name, families + extension))
     width = max((len(name) for name, _ in rows), default=0)
     write_out("".join(f"{name.ljust(width)}  {families}\n" for name, families in rows))
+    write_out(f"\n{grammars.FORMS_NOTE}\n")
     return 0
 
 

@@ -1,5 +1,7 @@
 """Regenerate ``generated/``: the compiled parser of every bundled grammar.
 
+A tool of the checkout (``generated/`` is not part of the package).
+
     python -m rtcompiler.codegen.bundled          # rewrite generated/*.py
     python -m rtcompiler.codegen.bundled --check  # exit 1 if any file is stale
 
@@ -13,27 +15,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..template import load_template_file
+from .. import grammars
 from . import generate_module
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-GRAMMARS = ROOT / "grammars"
-GENERATED = ROOT / "generated"
-
-
-def grammar_names() -> list[str]:
-    if not GRAMMARS.is_dir():
-        return []
-    return sorted(
-        p.name for p in GRAMMARS.iterdir() if (p / "response_template.json").is_file()
-    )
+# generated/ is the checkout's, beside the package: compiler output kept in the repository.
+GENERATED = Path(__file__).resolve().parent.parent.parent / "generated"
 
 
 def expected() -> dict[str, str]:
     """File name in ``generated/`` -> the source the compiler produces now."""
     return {
-        f"{name}.py": generate_module(load_template_file(GRAMMARS / name / "response_template.json"))
-        for name in grammar_names()
+        f"{name}.py": generate_module(grammars.grammar(name).template)
+        for name in grammars.names()
     }
 
 

@@ -11,7 +11,11 @@ normalisation. It also reports static findings about the template.
 ``generate`` samples real generations from its weights (``--generate``).
 """
 
-from .check import CheckReport, check
-from .render import ChatRenderer, ChatTemplateError
+from .._extras import require
+
+require("rtcompiler.roundtrip", check=["hypothesis"])
+
+from .check import CheckReport, check  # noqa: E402
+from .render import ChatRenderer, ChatTemplateError  # noqa: E402
 
 __all__ = ["ChatRenderer", "ChatTemplateError", "CheckReport", "check"]

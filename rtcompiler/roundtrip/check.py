@@ -24,6 +24,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from ..automata import compile_regex
 from ..codegen import load_parser
+from ..grammars import validate_normalise
 from ..template import Template
 from . import strategies
 from .render import ChatRenderer, ChatTemplateError
@@ -69,30 +70,16 @@ class CheckReport:
         return self.counterexample is None
 
 
-# meta.json spellings -> (key, value mapping)
-_ALIASES: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "empty_is_absent": ("drop_empty", bool),
-    "drop_content_with_tool_calls": ("content_with_tool_calls", lambda v: "drop" if v else "keep"),
-    "drop_reasoning": ("reasoning", lambda v: False if v else None),
-}
-
-
 def normalisation(meta_normalise: dict | None) -> dict:
-    """The normalisation a grammar's ``meta.json`` asks for, with defaults filled in."""
-    norm = dict(DEFAULT_NORMALISE)
-    norm["render_kwargs"] = {}
-    for key, value in (meta_normalise or {}).items():
-        if value is None:
-            continue
-        if key in _ALIASES:
-            key, convert = _ALIASES[key]
-            value = convert(value)
-        norm[key] = value
-    if isinstance(norm["reasoning"], str):  # "keep" / "drop"
+    """The normalisation a ``meta.json``'s ``normalise`` asks for, with defaults filled in.
+
+    ``meta_normalise`` follows the meta schema (``rtcompiler/grammars/meta.schema.json``):
+    an unknown key or a wrong value is a :class:`~rtcompiler.grammars.MetaError`.
+    """
+    given = validate_normalise(meta_normalise or {})
+    norm = {**DEFAULT_NORMALISE, "render_kwargs": {}, **given}
+    if norm["reasoning"] is not None:  # "keep" / "drop": draw reasoning or not
         norm["reasoning"] = norm["reasoning"] == "keep"
-    switch = (meta_normalise or {}).get("reasoning_kwarg")
-    if switch:  # reasoning is only rendered with the template's thinking switch on
-        norm["render_kwargs"] = {**norm["render_kwargs"], switch["name"]: True}
     return norm
 
 

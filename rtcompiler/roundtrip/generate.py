@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._extras import require
 from ..codegen import load_parser
 from . import strategies
 from .check import _outcome, normalisation
@@ -93,12 +94,9 @@ def _check_call(call: Any, tools: list[dict] | None, report: GenerationReport) -
 
 def sample_generations(folder: ModelFolder, samples: int, seed: int = 0, max_new_tokens: int = 64,
                        on_sample: Any = None) -> GenerationReport:
+    require("sampling generations", models=["torch", "transformers"])
     offline()
-    try:
-        import torch
-    except ImportError as e:
-        raise ImportError("--generate needs torch: pip install torch==2.13.0 "
-                          "(it is in rtcompiler's dev extra)") from e
+    import torch
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..grammars import bundled_grammar_of
 from ..template import Template, load_template_file
 from .tokenizers import TokenChunker, transformers_chunker
 
@@ -69,17 +70,6 @@ def _chat_template(path: Path, config: dict) -> str:
                             f"{TOKENIZER_CONFIG} nor chat_template.jinja)")
 
 
-def find_grammar(spec: Any, grammars: Path | None) -> Path | None:
-    """The bundled grammar folder whose ``response_template.json`` is ``spec``."""
-    if grammars is None or not grammars.is_dir() or spec is None:
-        return None
-    for folder in sorted(grammars.iterdir()):
-        file = folder / "response_template.json"
-        if file.is_file() and json.loads(file.read_text(encoding="utf-8")) == spec:
-            return folder
-    return None
-
-
 def _eos_tokens(path: Path, tokenizer: Any) -> list[str]:
     ids: list[int] = []
     generation = path / "generation_config.json"
@@ -93,9 +83,11 @@ def _eos_tokens(path: Path, tokenizer: Any) -> list[str]:
 
 
 def load_model_folder(path: str | os.PathLike[str], template: Template | None = None,
-                      chat_template: str | None = None, meta: dict | None = None,
-                      grammars: Path | None = None) -> ModelFolder:
-    """Read a model folder; ``template``/``chat_template``/``meta`` override the folder's."""
+                      chat_template: str | None = None, meta: dict | None = None) -> ModelFolder:
+    """Read a model folder; ``template``/``chat_template``/``meta`` override the folder's.
+
+    Without ``meta``, the bundled grammar whose response template is the folder's gives it.
+    """
     folder = Path(path)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: not a model folder")
@@ -109,10 +101,9 @@ def load_model_folder(path: str | os.PathLike[str], template: Template | None = 
         chat_template = _chat_template(folder, config)
     grammar = None
     if meta is None:
-        found = find_grammar(config.get("response_template"), grammars)
-        meta = {}
-        if found is not None and (found / "meta.json").is_file():
-            meta = json.loads((found / "meta.json").read_text(encoding="utf-8"))
+        found = bundled_grammar_of(config.get("response_template"))
+        meta = (found.meta if found is not None else None) or {}
+        if found is not None:
             grammar = found.name
 
     offline()
@@ -124,6 +115,6 @@ def load_model_folder(path: str | os.PathLike[str], template: Template | None = 
     reserved = sorted(set(meta.get("reserved") or []) | set(added))
     return ModelFolder(
         path=folder, tokenizer=tokenizer, template=template, chat_template=chat_template,
-        meta=meta, grammar=grammar, variables={**(meta.get("variables") or {}), **variables},
+        meta=meta, grammar=grammar, variables=variables,
         reserved=reserved, end_of_turn=_eos_tokens(folder, tokenizer),
     )

@@ -132,8 +132,8 @@ def split_special(text: str, specials: Sequence[str]) -> list[tuple[str, bool]]:
 
 MISSING_MISTRAL_COMMON = (
     "mistral-common is not installed: the Mistral grammars chunk their round trips with "
-    "Mistral's real tokenizer; install it with `pip install mistral-common` "
-    "(it is in rtcompiler's dev extra: `pip install -e .[dev]`)"
+    "Mistral's real tokenizer, which the 'models' extra brings: "
+    "pip install 'rtcompiler[models]'"
 )
 
 

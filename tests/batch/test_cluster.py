@@ -16,11 +16,11 @@ from transformers.utils.chat_parsing import parse_response as reference
 
 from rtcompiler.batch import batch_parser
 from rtcompiler.cli.main import main
-from rtcompiler.cli.resolve import GRAMMARS
+from rtcompiler.grammars import grammar
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "batch.md").read_text(encoding="utf-8")
 
-QWEN3 = json.loads((GRAMMARS / "qwen3" / "response_template.json").read_text("utf-8"))
+QWEN3 = grammar("qwen3").spec
 PROMPT = "<|im_start|>assistant\n"
 CALL = '<tool_call>\n{"name": "f", "arguments": {"n": %s}}\n</tool_call><|im_end|>'
 TEXTS = ["<think>\nhm\n</think>\n\nHi 🙂<|im_end|>", CALL % "1", CALL % '"one"',

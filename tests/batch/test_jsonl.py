@@ -16,9 +16,9 @@ from transformers.utils.chat_parsing import parse_response as reference
 
 from rtcompiler.batch import BatchParser, ResumeRefused, batch_parser, parse_jsonl
 from rtcompiler.cli.main import main
-from rtcompiler.cli.resolve import GRAMMARS
+from rtcompiler.grammars import grammar
 
-QWEN3 = json.loads((GRAMMARS / "qwen3" / "response_template.json").read_text("utf-8"))
+QWEN3 = grammar("qwen3").spec
 PROMPT = "<|im_start|>assistant\n"
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
     "type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}}}]

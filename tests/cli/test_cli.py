@@ -109,12 +109,13 @@ def test_parse_stream_prints_events_as_json_lines(template_file):
 
 
 def test_list_shows_every_bundled_grammar_and_its_extensions():
-    from rtcompiler.cli.resolve import GRAMMARS
+    from rtcompiler import grammars
 
     run = rtc("list")
     assert run.returncode == 0
-    rows = {line.split()[0]: line for line in run.stdout.splitlines()}
-    folders = {p.name for p in GRAMMARS.iterdir() if (p / "response_template.json").is_file()}
-    assert set(rows) == folders and "llama4_pythonic" in folders
+    table, _, note = run.stdout.partition("\n\n")
+    rows = {line.split()[0]: line for line in table.splitlines()}
+    assert set(rows) == set(grammars.names()) and "llama4_pythonic" in rows
+    assert "NAME:strict" in note
     assert rows["llama4_pythonic"].endswith("(extension: pythonic)")
     assert "extension" not in rows["qwen3"]

@@ -35,7 +35,7 @@ def test_unsupported_patterns_are_refused_up_front(spec, path):
 
 
 def test_json_nested_too_deeply_is_a_value_error():
-    from rtcompiler.cli.resolve import resolve_template
+    from rtcompiler.grammars import resolve_template
 
     deep = "[" * 5000 + "]" * 5000
     qwen3 = resolve_template("qwen3")

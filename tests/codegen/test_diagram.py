@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from rtcompiler.cli.resolve import GRAMMARS, resolve_template
 from rtcompiler.codegen import automaton_data
 from rtcompiler.codegen.diagram import (
     delimiter_text,
@@ -22,9 +21,10 @@ from rtcompiler.codegen.diagram import (
     region_dot,
     region_mermaid,
 )
+from rtcompiler.grammars import names, resolve_template
 from rtcompiler.template import load_template
 
-NAMES = sorted(p.name for p in GRAMMARS.iterdir() if (p / "response_template.json").is_file())
+NAMES = names()
 
 # One Mermaid flowchart statement per line: a comment, the header, a node, or an edge
 # whose label is a quoted string (the renderer escapes what would break it).

@@ -5,7 +5,7 @@
   Three sources: random templates (most), templates modelled on real families
   (ChatML/Qwen3, Qwen3-Coder XML, gpt-oss Harmony, Mistral, Cohere, Gemma, a kv-lines
   one) with random variations, and the repository's bundled grammars
-  (``grammars/*/response_template.json``), also varied.
+  (``rtcompiler/grammars/*/response_template.json``), also varied.
   Random delimiters come from families that look like real ones (``<think>``,
   ``<tool_call>``, ``[TOOL_CALLS]``, Harmony's ``<|channel|>``, ...), short ones (``<a>``,
   ``[b]``, ``@``) and overlapping ones; literals, literal lists (some with one literal a
@@ -32,11 +32,12 @@ import json
 import os
 import random
 import re
-from pathlib import Path
 from typing import Any
 
 import regex
 from hypothesis import strategies as st
+
+from rtcompiler.grammars import grammar, names
 
 # Delimiters with lazy loops over a class (``\s*?<tool_call>``) are drawn only when
 # RTC_PARITY_LAZY=1: the reference's hold-back then differs from ours in ways that go
@@ -729,19 +730,11 @@ def _preset(draw: Any) -> dict[str, Any]:
 
 
 def _bundled_templates() -> list[dict[str, Any]]:
-    """The repository's bundled grammars (``grammars/*/response_template.json``), except
-    those that declare rtcompiler extensions: transformers cannot load them, so they have
-    no reference to agree with (tests/template/test_extensions.py covers them)."""
-    root = Path(__file__).resolve().parents[2] / "grammars"
-    out = []
-    for path in sorted(root.glob("*/response_template.json")):
-        try:
-            spec = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if "extensions" not in spec:
-            out.append(spec)
-    return out
+    """The bundled grammars' templates (:mod:`rtcompiler.grammars`), except those that
+    declare rtcompiler extensions: transformers cannot load them, so they have no
+    reference to agree with (tests/template/test_extensions.py covers them)."""
+    out = [grammar(name).spec for name in names()]
+    return [spec for spec in out if "extensions" not in spec]
 
 
 BUNDLED = _bundled_templates()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
 import jinja2
@@ -11,14 +10,13 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from rtcompiler.automata import compile_regex
-from rtcompiler.cli.resolve import GRAMMARS
 from rtcompiler.codegen import load_parser
+from rtcompiler.grammars import grammar as bundled
 from rtcompiler.openai import accumulate
 from rtcompiler.roundtrip import strategies
 from rtcompiler.roundtrip.check import cut_at_stop, normalisation, reserved_strings
 from rtcompiler.roundtrip.render import ChatRenderer
 from rtcompiler.runtime.openai import DeltaStream, arguments_json, openai_plan
-from rtcompiler.template import load_template_file
 
 HISTORY = [{"role": "user", "content": "Hello"}]
 
@@ -27,18 +25,18 @@ class Grammar:
     """A bundled grammar, ready to draw cases from and to stream."""
 
     def __init__(self, name: str) -> None:
-        folder = GRAMMARS / name
+        found = bundled(name)
         self.name = name
-        self.template = load_template_file(folder / "response_template.json")
-        self.chat_template = (folder / "chat_template.jinja").read_text(encoding="utf-8")
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        self.template = found.template
+        self.chat_template = found.chat_template
+        meta = found.meta
         self.norm = normalisation(meta.get("normalise"))
         names = {f.name for f in self.template.fields}
         if self.norm["reasoning"] is None:
             self.norm["reasoning"] = "reasoning_content" in names
         if "tool_calls" not in names:
             self.norm["max_tool_calls"] = 0
-        self.variables = {**self.norm["render_kwargs"], **(meta.get("variables") or {})}
+        self.variables = self.norm["render_kwargs"]
         self.renderer = ChatRenderer(self.chat_template, self.variables)
         self.reserved = reserved_strings(self.template, self.chat_template, meta.get("reserved"))
         self.module = load_parser(self.template)

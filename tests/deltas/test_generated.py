@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from rtcompiler.cli.resolve import resolve_template
 from rtcompiler.codegen import generate_module
 from rtcompiler.codegen.bundled import GENERATED
+from rtcompiler.grammars import resolve_template
 from rtcompiler.openai import DeltaStream, accumulate
 
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {

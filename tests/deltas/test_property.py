@@ -11,14 +11,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from rtcompiler.codegen.bundled import grammar_names
+from rtcompiler.grammars import names
 
 from .helpers import grammar, openai_view, rebuilt_view, run
 
 EXAMPLES = 60
 
 
-@pytest.mark.parametrize("name", grammar_names())
+@pytest.mark.parametrize("name", names())
 def test_deltas_rebuild_the_message(name):
     g = grammar(name)
 

@@ -7,15 +7,13 @@ carrying the bundled qwen3 response template, as a checkpoint's tokenizer does.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from rtcompiler.cli.resolve import GRAMMARS
+from rtcompiler.grammars import grammar
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>",
            "<tool_call>", "</tool_call>"]
-QWEN3_TEMPLATE = json.loads((GRAMMARS / "qwen3" / "response_template.json").read_text("utf-8"))
+QWEN3_TEMPLATE = grammar("qwen3").spec
 SAMPLES = [
     "<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start|>assistant\n",
     "<think>\nThe user wants the weather; call the tool.\n</think>\n\n",

@@ -22,7 +22,6 @@ import copy
 import json
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,29 +30,24 @@ from transformers.utils.chat_parsing import parse_response as ref_parse_response
 from transformers.utils.chat_parsing.response_templates import load_response_template
 
 from rtcompiler import compile_template
-from rtcompiler.cli.resolve import GRAMMARS
-from rtcompiler.codegen.bundled import grammar_names
+from rtcompiler.grammars import grammar, names
 
 ENTRY_KEYS = {"note", "output", "prefix", "tools", "expected", "error"}
 
 
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 @cache
 def meta(name: str) -> dict[str, Any]:
-    return _read_json(GRAMMARS / name / "meta.json")
+    return grammar(name).meta
 
 
 @cache
 def spec(name: str) -> dict[str, Any]:
-    return _read_json(GRAMMARS / name / "response_template.json")
+    return grammar(name).spec
 
 
 @cache
 def ours(name: str) -> Any:
-    return compile_template(GRAMMARS / name / "response_template.json")
+    return compile_template(name)
 
 
 @cache
@@ -67,7 +61,7 @@ def has_extensions(name: str) -> bool:
 
 def entries() -> list[Any]:
     params = []
-    for name in grammar_names():
+    for name in names():
         for i, entry in enumerate(meta(name).get("ambiguities") or []):
             params.append(pytest.param(name, entry, id=f"{name}-{i}"))
     return params
@@ -143,7 +137,7 @@ def test_transformers_gives_the_same(name: str, entry: dict[str, Any]) -> None:
     check(entry, whole, stream)
 
 
-@pytest.mark.parametrize("name", [n for n in grammar_names() if has_extensions(n)])
+@pytest.mark.parametrize("name", [n for n in names() if has_extensions(n)])
 def test_transformers_refuses_extension_templates(name: str) -> None:
     with pytest.raises(ValueError):
         load_response_template(copy.deepcopy(spec(name)))
@@ -163,7 +157,7 @@ def ambiguity_section(readme: str) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize("name", grammar_names())
+@pytest.mark.parametrize("name", names())
 def test_readme_ambiguities_are_all_in_meta(name: str) -> None:
     listed = meta(name).get("ambiguities")
     assert isinstance(listed, list), f"{name}/meta.json has no 'ambiguities' list"
@@ -173,7 +167,7 @@ def test_readme_ambiguities_are_all_in_meta(name: str) -> None:
         assert ("expected" in entry) != ("error" in entry), f"one of expected/error: {entry}"
         assert isinstance(entry.get("prefix", ""), str), entry
         assert isinstance(entry.get("tools", []), list), entry
-    section = ambiguity_section((GRAMMARS / name / "README.md").read_text(encoding="utf-8"))
+    section = ambiguity_section(grammar(name).read_text("README.md"))
     assert section is not None, f"{name}/README.md has no '## … ambiguities' section"
     bullets = [line for line in section if line.startswith("- ")]
     assert len(listed) >= len(bullets), (

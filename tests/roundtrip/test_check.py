@@ -26,7 +26,7 @@ GOOD = {
         "content": {"close": "<|im_end|>"},
     },
 }
-NORMALISE = {"end_of_turn": "<|im_end|>", "max_tool_calls": 0}
+NORMALISE = {"end_of_turn": ["<|im_end|>"], "max_tool_calls": 0}
 
 
 def test_a_template_that_inverts_the_chat_template_passes():

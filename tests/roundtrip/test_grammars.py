@@ -6,23 +6,20 @@ import json
 
 import pytest
 
-from rtcompiler.cli.resolve import GRAMMARS
-from rtcompiler.codegen.bundled import grammar_names
+from rtcompiler import grammars
 from rtcompiler.roundtrip import check
-from rtcompiler.template import load_template_file
 
 
-@pytest.mark.parametrize("name", grammar_names())
+@pytest.mark.parametrize("name", grammars.names())
 def test_grammar_round_trips(name, request):
-    folder = GRAMMARS / name
-    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    grammar = grammars.grammar(name)
+    meta = grammar.meta
     examples = request.config.getoption("--roundtrip-examples")
     report = check(
-        load_template_file(folder / "response_template.json"),
-        (folder / "chat_template.jinja").read_text(encoding="utf-8"),
+        grammar.template,
+        grammar.chat_template,
         examples=examples,
         normalise=meta.get("normalise"),
-        variables=meta.get("variables"),
         reserved=meta.get("reserved"),
     )
     assert report.ok, json.dumps(report.counterexample, ensure_ascii=False, indent=1, default=str)
@@ -31,7 +28,7 @@ def test_grammar_round_trips(name, request):
 
 
 def test_every_grammar_is_documented():
-    for name in grammar_names():
-        folder = GRAMMARS / name
+    for name in grammars.names():
+        grammar = grammars.grammar(name)
         for needed in ("README.md", "meta.json", "chat_template.jinja"):
-            assert (folder / needed).is_file(), f"{name} has no {needed}"
+            assert grammar.read_text(needed) is not None, f"{name} has no {needed}"

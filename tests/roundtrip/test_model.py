@@ -20,7 +20,7 @@ import time
 import pytest
 
 from rtcompiler.cli.main import main
-from rtcompiler.cli.resolve import GRAMMARS
+from rtcompiler.grammars import grammar
 from rtcompiler.roundtrip import strategies
 from rtcompiler.roundtrip.render import ChatRenderer
 
@@ -29,7 +29,7 @@ try:
 except ImportError:  # a dev dependency: fail, do not skip
     torch = None
 
-QWEN3 = GRAMMARS / "qwen3"
+QWEN3 = grammar("qwen3")
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>",
            "<tool_call>", "</tool_call>"]
 CONVERSATIONS = 300
@@ -65,8 +65,8 @@ def _build_folder(path):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    chat_template = (QWEN3 / "chat_template.jinja").read_text(encoding="utf-8")
-    response_template = json.loads((QWEN3 / "response_template.json").read_text(encoding="utf-8"))
+    chat_template = QWEN3.chat_template
+    response_template = QWEN3.spec
     texts = _conversations(chat_template)
 
     bpe = Tokenizer(models.BPE())
@@ -133,7 +133,7 @@ def test_rtc_check_on_a_model_folder(tmp_path, capsys):
 
 def _folder_is_a_real_hugging_face_folder(model_dir):
     config = json.loads((model_dir / "tokenizer_config.json").read_text(encoding="utf-8"))
-    assert config["response_template"] == json.loads((QWEN3 / "response_template.json").read_text())
+    assert config["response_template"] == QWEN3.spec
     assert (model_dir / "config.json").is_file()
     assert (model_dir / "model.safetensors").is_file()
     assert "chat_template" in config or (model_dir / "chat_template.jinja").is_file()
@@ -156,7 +156,7 @@ def _check_model_round_trips_with_the_folders_tokenizer(model_dir, capsys):
 def _check_model_chunks_at_the_tokenizers_boundaries(model_dir):
     from rtcompiler.roundtrip.model import load_model_folder
 
-    folder = load_model_folder(model_dir, grammars=GRAMMARS)
+    folder = load_model_folder(model_dir)
     chunker = folder.chunker()
     text = "<think>\nhm 🙂\n</think>\n\nOK<tool_call>\n{\"name\": \"f\"}\n</tool_call><|im_end|>"
     ids = folder.tokenizer.encode(text, add_special_tokens=False)

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rtcompiler.cli.main import main
-from rtcompiler.cli.resolve import GRAMMARS
+from rtcompiler.grammars import grammar
 from rtcompiler.roundtrip import check, strategies
 from rtcompiler.roundtrip.check import reserved_strings
 from rtcompiler.roundtrip.render import ChatRenderer
@@ -32,13 +32,12 @@ from rtcompiler.roundtrip.tokenizers import (
     split_special,
     stream_pieces,
 )
-from rtcompiler.template import load_template_file
 
 MISTRAL = ["mistral", "magistral"]
 
 
 def _meta(name: str) -> dict:
-    return json.loads((GRAMMARS / name / "meta.json").read_text(encoding="utf-8"))
+    return grammar(name).meta
 
 
 def _chunker(name: str, **override):
@@ -73,7 +72,7 @@ def _token_boundaries(tok, ids, text):
 
 @pytest.mark.parametrize("name", MISTRAL)
 def test_mistral_round_trips_at_real_token_boundaries(name, request):
-    folder = GRAMMARS / name
+    bundled = grammar(name)
     meta = _meta(name)
     chunker = _chunker(name)
     tok = chunker.tokenizer
@@ -87,10 +86,9 @@ def test_mistral_round_trips_at_real_token_boundaries(name, request):
     recording.name = chunker.name
     examples = max(300, request.config.getoption("--roundtrip-examples"))
     report = check(
-        load_template_file(folder / "response_template.json"),
-        (folder / "chat_template.jinja").read_text(encoding="utf-8"),
-        examples=examples, normalise=meta.get("normalise"), variables=meta.get("variables"),
-        reserved=meta.get("reserved"), chunker=recording,
+        bundled.template, bundled.chat_template,
+        examples=examples, normalise=meta.get("normalise"), reserved=meta.get("reserved"),
+        chunker=recording,
     )
     assert report.ok, json.dumps(report.counterexample, ensure_ascii=False, indent=1, default=str)
     assert report.chunker.startswith("mistral-common tekken_240911 (v13)")
@@ -137,12 +135,11 @@ def test_rendered_turns_are_mistral_commons_token_sequences(name, version):
 
     instruct_class = InstructTokenizerV13 if version == "v13" else InstructTokenizerV11
     instruct = instruct_class(chunker.tokenizer)
-    folder = GRAMMARS / name
-    chat_template = (folder / "chat_template.jinja").read_text(encoding="utf-8")
+    chat_template = grammar(name).chat_template
     meta = _meta(name)
     variables = {**meta["normalise"]["render_kwargs"], "mistral_v11": version == "v11"}
     renderer = ChatRenderer(chat_template, variables)
-    template = load_template_file(folder / "response_template.json")
+    template = grammar(name).template
     banned = reserved_strings(template, chat_template)
     thinking = name == "magistral"
     tools = strategies.tool_schemas()
@@ -175,7 +172,8 @@ def test_without_mistral_common_the_message_says_to_install_it(monkeypatch, caps
 
     monkeypatch.setitem(sys.modules, "mistral_common", None)  # import fails
     tokenizers.tekkenizer.cache_clear()
-    with pytest.raises(TokenizerUnavailable, match=r"pip install mistral-common.*dev extra"):
+    with pytest.raises(TokenizerUnavailable,
+                       match=r"'models' extra brings: pip install 'rtcompiler\[models\]'"):
         load_chunker(_meta("mistral")["tokenizer"])
     # rtc check says so and still checks, chunking at random.
     assert main(["check", "mistral", "--examples", "20"]) == 0
@@ -209,7 +207,7 @@ def test_split_special_matches_longest_first():
 
 
 def test_check_records_text_a_tokenizer_cannot_chunk():
-    folder = GRAMMARS / "qwen3"
+    qwen3 = grammar("qwen3")
     meta = _meta("qwen3")
 
     def lossy(text: str) -> list[int]:
@@ -217,8 +215,7 @@ def test_check_records_text_a_tokenizer_cannot_chunk():
             raise ChunkingError("no blank lines here")
         return [1] * len(text)
 
-    report = check(load_template_file(folder / "response_template.json"),
-                   (folder / "chat_template.jinja").read_text(encoding="utf-8"),
+    report = check(qwen3.template, qwen3.chat_template,
                    examples=40, normalise=meta.get("normalise"), chunker=lossy)
     assert report.ok
     assert report.chunking_errors and report.chunking_errors[0] == "no blank lines here"

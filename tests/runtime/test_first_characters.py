@@ -16,14 +16,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rtcompiler.codegen import bundled, generate_module
-from rtcompiler.template import load_template_file
+from rtcompiler import grammars
+from rtcompiler.codegen import generate_module
 
-NAMES = bundled.grammar_names()
+NAMES = grammars.names()
 
 
 def _module(name: str) -> types.ModuleType:
-    template = load_template_file(bundled.GRAMMARS / name / "response_template.json")
+    template = grammars.grammar(name).template
     module = types.ModuleType(f"first_characters_{name}")
     exec(compile(generate_module(template), f"<{name}>", "exec"), module.__dict__)
     return module

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
+from rtcompiler import grammars
 from rtcompiler.codegen import load_parser
-from rtcompiler.template import load_template, load_template_file
+from rtcompiler.template import load_template
 
 from ..codegen.test_linear_stream import CASES
 
 SIZES = (2_000, 8_000, 32_000)
-GRAMMARS = Path(__file__).resolve().parents[2] / "grammars"
 
 
 def _run(module, prefix, text, step):
@@ -183,7 +182,7 @@ PREFIXES = {
 @pytest.mark.parametrize("step", [0, 1], ids=["whole", "1-char"])
 @pytest.mark.parametrize("style", sorted(PREFIXES))
 def test_mixed_output_work_per_character_is_bounded(style, step):
-    module = load_parser(load_template_file(GRAMMARS / style / "response_template.json"))
+    module = load_parser(grammars.grammar(style).template)
     per_size = []
     for n in SIZES:
         text = _mixed(style, n)
@@ -205,7 +204,7 @@ def test_mixed_output_work_per_character_is_bounded(style, step):
 def test_feeds_late_in_a_long_stream_cost_what_early_ones_do(style):
     """Work in the last tenth of a stream fed one character at a time is no more
     than in the first tenth, give or take what the text itself asks for."""
-    module = load_parser(load_template_file(GRAMMARS / style / "response_template.json"))
+    module = load_parser(grammars.grammar(style).template)
     unit = _mixed(style, 3_200, seed=1)
     text = unit * 10  # the same content, a whole message, in every tenth
     parser = module.ResponseParser(PREFIXES[style])
@@ -250,7 +249,7 @@ def test_whole_text_parse_work_is_bounded_on_adversarial_inputs(spec, head, unit
 
 @pytest.mark.parametrize("style", sorted(PREFIXES))
 def test_whole_text_parse_work_is_bounded_on_mixed_outputs(style):
-    module = load_parser(load_template_file(GRAMMARS / style / "response_template.json"))
+    module = load_parser(grammars.grammar(style).template)
     per_size = []
     for n in SIZES:
         text = _mixed(style, n)
@@ -277,7 +276,7 @@ def test_the_landmark_walk_stays_linear(unit):
     """Gemma 4's whole text is walked landmark to landmark (ResponseStream.walk). An
     open that fails at every landmark is handed to the loop after _WHOLE_FAILURES
     tries, and then to its scanner; hundreds of tool calls are walked one by one."""
-    module = load_parser(load_template_file(GRAMMARS / "gemma4" / "response_template.json"))
+    module = load_parser(grammars.grammar("gemma4").template)
     assert set(module.TABLE.walks) >= {"content", "tool_calls"}
     per_size = []
     for n in SIZES:
