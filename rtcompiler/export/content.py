@@ -86,11 +86,9 @@ class Bodies:
                           "are: calls are generic JSON")
             return Body(shared=v.value({}, syntax, avoid))
         if shape.name.where == "capture":
+            per = [(t, v.value(t.parameters, syntax, avoid, _args(t))) for t in tools]
             if shape.arguments.path:
-                per = [(t, self.nested(shape.arguments.path, v.value(t.parameters, syntax, avoid),
-                                       syntax)) for t in tools]
-            else:
-                per = [(t, v.value(t.parameters, syntax, avoid)) for t in tools]
+                per = [(t, self.nested(shape.arguments.path, value, syntax)) for t, value in per]
             return Body(per_tool=per)
         objects = [self.call_object(shape, t, syntax, avoid) for t in tools]
         one = alt(*objects)
@@ -113,12 +111,12 @@ class Bodies:
         open delimiter can then be proved."""
         name = self.values.key(tool.name, syntax) if syntax != "gemma" else Lit(
             GEMMA_QUOTE + tool.name + GEMMA_QUOTE)
-        args = self.values.value(tool.parameters, syntax, avoid)
+        args = self.values.value(tool.parameters, syntax, avoid, _args(tool))
         tree: dict = {}
         # Keys the transform does not read but the chat template writes first (Command R7B's
         # "tool_call_id"), from the grammar's meta.
         for key, schema in self.call_keys.items():
-            tree[key] = self.values.value(schema, syntax, avoid)
+            tree[key] = self.values.value(schema, syntax, avoid, key)
         _insert(tree, shape.name.path, name)
         _insert(tree, shape.arguments.path, args)
         return self.tree_object(tree, syntax)
@@ -236,7 +234,8 @@ class Bodies:
         kind = _first_type(schema)
         if kind in ("string", None) and not json_values:
             return UpTo(written, own=(full,), others=closes, max_len=limit)
-        value = self.values.value(schema if isinstance(schema, dict) else {}, "json", avoid)
+        value = self.values.value(schema if isinstance(schema, dict) else {}, "json", avoid,
+                                  "value")
         text = rx.literal_text(written)
         return seq(value, Lit(text) if text is not None else Rx(written))
 
@@ -319,6 +318,10 @@ class Bodies:
 
     def _members(self, members: list[tuple[str, bool, Expr]]) -> Expr:
         return self.values.members(members, "python")
+
+
+def _args(tool: Tool) -> str:
+    return f"{tool.name}_arguments"
 
 
 def close_literals(close: ast.Node | None) -> tuple[str, ...]:

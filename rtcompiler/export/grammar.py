@@ -109,10 +109,11 @@ class Json:
     canonical JSON text."""
 
     schema: str
+    name: str | None = field(default=None, compare=False)  # of the rule that holds it
 
     @staticmethod
-    def of(schema: dict) -> Json:
-        return Json(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+    def of(schema: dict, name: str | None = None) -> Json:
+        return Json(json.dumps(schema, ensure_ascii=False, separators=(",", ":")), name)
 
 
 @dataclass(frozen=True)
@@ -209,15 +210,20 @@ class _Writer:
         self.terminals: dict[tuple, str] = {}
         self.definitions: list[str] = []
         self.used_names: set[str] = set()
+        self.json_rules: dict[str, str] = {}  # schema -> the rule that holds it
+        self.rule_names: set[str] = set()
+        self.extra_rules: list[str] = []
+        self.helpers: dict[str, str] = {}  # body -> the rule that holds it (lark form)
 
     def write(self, grammar: Grammar) -> str:
         lines = [f"// {line}" for line in grammar.header]
         lines += [f"// approximation: {note}" for note in grammar.notes]
         rules = []
+        self.rule_names = set(grammar.rules)
         for name, expr in grammar.rules.items():
             self.rule = name
             rules.append(f"{name}: {self.expr(expr, top=True)}")
-        return "\n".join(lines + [""] + rules + [""] + self.definitions) + "\n"
+        return "\n".join(lines + [""] + rules + self.extra_rules + [""] + self.definitions) + "\n"
 
     # -- rules
 
@@ -247,8 +253,13 @@ class _Writer:
             empty = [o for o in e.options if o == EMPTY]
             options = [o for o in e.options if o != EMPTY]
             body = " | ".join(self.expr(o, top=True) for o in options)
+            if self.flavour == "lark" and len(options) > 1 and (empty or not top):
+                # Lark's Earley analysis expands every inline group into its rule's
+                # alternatives: nested groups multiply (a bounded call list made 24,000
+                # expansions and 100 s of loading). A rule of its own keeps them apart.
+                body = self.helper(body)
             if empty:
-                return f"({body})?"
+                return f"{body}?" if _is_atom(body) else f"({body})?"
             return body if top else f"({body})"
         if isinstance(e, Rep):
             inner = self.expr(e.item)
@@ -274,8 +285,32 @@ class _Writer:
         if isinstance(e, Json):
             if self.flavour != "llguidance":
                 raise ValueError("%json exists in the llguidance form only")
-            return f"%json {e.schema}"
+            # A schema gets a rule of its own, written once however often it is used.
+            name = self.json_rules.get(e.schema)
+            if name is None:
+                base = re.sub(r"[^a-z0-9_]", "_", (e.name or "json").lower())
+                name, n = base, 1
+                while name in self.rule_names:
+                    n += 1
+                    name = f"{base}_{n}"
+                self.rule_names.add(name)
+                self.json_rules[e.schema] = name
+                self.extra_rules.append(f"{name}: %json {e.schema}")
+            return name
         raise TypeError(e)
+
+    def helper(self, body: str) -> str:
+        """A rule that holds ``body``, written once however often it is used."""
+        name = self.helpers.get(body)
+        if name is None:
+            name, n = f"{self.rule}_group", 1
+            while name in self.rule_names:
+                n += 1
+                name = f"{self.rule}_group_{n}"
+            self.rule_names.add(name)
+            self.helpers[body] = name
+            self.extra_rules.append(f"{name}: {body}")
+        return name
 
     # -- terminals
 

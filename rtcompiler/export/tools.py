@@ -157,6 +157,7 @@ class Bounds:
 
 
 _ANY = "rtc_any"
+_TEXT = "rtc_text"
 _BOUNDED_KEY = "^[a-z][a-z0-9_]{0,11}$"
 
 
@@ -215,7 +216,10 @@ class _Safe:
         typeless = not types and not any(k in s for k in ("anyOf", "oneOf", "allOf", "$ref",
                                                             "enum", "const"))
         if "string" in types and self.pattern is not None:
-            s["allOf"] = s.get("allOf", []) + [{"pattern": self.pattern}]
+            # The pattern is long (it spells out every way to miss the literals): written
+            # once, referred to from every string.
+            self.defs.setdefault(_TEXT, {"pattern": self.pattern})
+            s["allOf"] = s.get("allOf", []) + [{"$ref": f"#/$defs/{_TEXT}"}]
         if "object" in types or (typeless and "properties" in s):
             extra = s.get("additionalProperties", True)
             if extra is not False:

@@ -148,10 +148,12 @@ class Values:
 
     # -- by schema
 
-    def value(self, schema: object, syntax: str, avoid: tuple[str, ...]) -> Expr:
+    def value(self, schema: object, syntax: str, avoid: tuple[str, ...],
+              name: str | None = None) -> Expr:
+        """A value of ``schema``; ``name`` names the rule of its %json (llguidance)."""
         if self.flavour == "llguidance" and syntax == "json":
             return Json.of(safe_schema(schema if isinstance(schema, (dict, bool)) else {},
-                                       list(avoid), self.bounds))
+                                       list(avoid), self.bounds), name)
         return self._value(schema, syntax, avoid, depth=0)
 
     def _value(self, schema: object, syntax: str, avoid: tuple[str, ...], depth: int) -> Expr:
