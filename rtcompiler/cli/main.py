@@ -22,6 +22,7 @@ from ..dialect.errors import PatternError
 from ..grammars import GrammarError, resolve_template
 from ..template import TemplateError
 from . import batch
+from . import grammar as grammar_command
 from .streams import (
     InputError,
     json_text,
@@ -200,6 +201,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="with --generate: print each output and the message it parses to, "
                        "as JSON lines")
     check.set_defaults(run=_check)
+
+    grammar_command.add_parser(commands)
 
     list_ = commands.add_parser("list", help="the bundled grammars and the families they cover")
     list_.set_defaults(run=_list)
