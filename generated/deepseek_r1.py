@@ -447,19 +447,27 @@ class CompiledRegex:
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
-        # Every match with its groups, as regex.finditer gives them: the stdlib
-        # form when it has exactly our group names (no name split over aliases),
-        # since re and regex then take the same first successful path from every
-        # start (tests/automata/test_capture_finditer.py checks it); else the DFA
-        # and Pike's VM. An xml-inline tag pattern runs over a whole tool-call
-        # body, where stepping the DFA in Python costs microseconds a character.
+        # Every match with its groups, as regex.finditer gives them: the stdlib form
+        # when it has exactly our group names (no name split over aliases), since re
+        # and regex then take the same first successful path from every start
+        # (tests/automata/test_capture_finditer.py checks it), and when it provably
+        # runs in linear time there (see stdlib_finditer); else our automata. An
+        # xml-inline tag pattern runs over a whole tool-call body, where our automata
+        # cost microseconds a character in Python.
         self.group_finditer = self.finditer
         # Whether the stdlib form's groups are the pattern's names, one each.
         self.plain_groups = self.captures is not None and all(
             aliases == [name] for name, aliases in self.capture_names.items()
         ) and set(self.capture_names) == set(program.group_names)
+        # The facts of rtcompiler/automata/linearity.py about the stdlib form (which
+        # exists only where one attempt reads each character a bounded number of
+        # times): no loop reads where another attempt can begin (``apart``), and an
+        # attempt reads a bounded number of characters past the match it returns
+        # (``tail``).
+        self.apart = captures is not None and bool(captures.get("apart"))
+        self.tail = captures is not None and bool(captures.get("tail"))
         if self.plain_groups:
-            self.group_finditer = self._short_text_finditer
+            self.group_finditer = self.stdlib_finditer
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -473,29 +481,46 @@ class CompiledRegex:
         # Whether a search starts alike after any character (no ^, \b or \B reads it).
         self.context_free = len({dfa.initial(p) for p in (PREV_START, PREV_WORD, PREV_OTHER)}) == 1
 
-    # Backtracking can cost more than linear time: `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over
-    # thousands of unclosed `<p=a>` rescans the rest of the text from each one. Up to this
-    # length its worst case is a constant per character; beyond it the linear DFA runs...
-    BACKTRACKING_LIMIT = 4096
-
-    # ... or when few attempts can run long: by the prefilter's facts, an attempt alive
-    # beyond ``reach`` characters began at most ``lead`` characters before a literal, so
-    # with few literals in the text the backtracking cost stays linear.
+    # A search tries every start, and an attempt may read to the end of the text:
+    # `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over thousands of unclosed `<p=a>` reads the rest
+    # of the text from each one. By the prefilter's facts, an attempt alive beyond
+    # ``reach`` characters began at most ``lead`` characters before a literal, so with
+    # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
 
-    def _short_text_finditer(self, text: str):
-        captures = self.captures
-        assert captures is not None  # chosen only for a pattern with a stdlib form
-        if len(text) <= self.BACKTRACKING_LIMIT:
-            return captures.finditer(text)
+    def stdlib_searchable(self, text: str) -> bool:
+        """Whether a search of ``text`` with the stdlib form, trying every start, is
+        linear: always when the form's loops read no character an attempt can begin
+        with; else when few attempts can read far (LONG_ATTEMPTS_LIMIT)."""
+        if self.captures is None:
+            return False
+        if self.apart:
+            return True
         pre = self.prefilter
-        if pre is not None and pre._lead_class is None:
-            occurrences = 0
-            for literal in pre.literals:
-                occurrences += text.count(literal)
-            if occurrences * (pre.lead + 1) <= self.LONG_ATTEMPTS_LIMIT:
-                return captures.finditer(text)
+        if pre is None or pre._lead_class is not None:
+            return False
+        occurrences = 0
+        for literal in pre.literals:
+            occurrences += text.count(literal)
+        return occurrences * (pre.lead + 1) <= self.LONG_ATTEMPTS_LIMIT
+
+    def stdlib_finditer(self, text: str):
+        """``finditer`` by the stdlib form where that is linear (its own Match objects,
+        whose ``groupdict`` gives our groups), else by our automata."""
+        if self.stdlib_searchable(text):
+            return self.captures.finditer(text)  # type: ignore[union-attr]
         return self.finditer(text)
+
+    def last_end(self, text: str) -> int | None:
+        """Where the last match of ``finditer(text)`` ends, or None when there is none."""
+        end = None
+        if self.stdlib_searchable(text):
+            for m in self.captures.finditer(text):  # type: ignore[union-attr]
+                end = m.end()
+        else:
+            for m in self.finditer(text):
+                end = m.end
+        return end
 
     def class_of(self, ch: str) -> int:
         c = self.class_cache.get(ch)
@@ -583,55 +608,335 @@ class CompiledRegex:
         return scanner.result(partial)
 
     def finditer(self, text: str):
-        """Successive matches, as ``regex.finditer(p, text, regex.DOTALL)`` yields them.
+        """Successive matches, as ``regex.finditer(p, text, regex.DOTALL)`` yields them,
+        in time linear in the text.
+
+        A search repeated from the end of each match can read far past the match it
+        returns (``x.*y|x`` on many ``x`` and no ``y``: each search reads to the end),
+        so matches are found another way. One backward pass works out, at every
+        position, which NFA states can still reach a match from there (the live
+        states, :meth:`_liveness`). A match then begins where the start state is
+        live, and is read off by a forward walk that takes, at each choice, the
+        first branch in priority order that is live: the branch a backtracking
+        matcher's first success goes through, since a live branch holds one and the
+        branches before it hold none. No walk ever backtracks, and the walks cover
+        disjoint spans.
 
         After an empty match at ``e`` the next match may start at ``e`` only if it
         is not empty; after a non-empty match ending at ``e`` an empty match at
         ``e`` is allowed.
         """
-        pos, n = 0, len(text)
+        n = len(text)
+        starts, masks = self._liveness(text)
+        last = len(starts) - 1
+        startbit = 1 << self.nfa.start
+        k = 0
+        pos = 0
         while pos <= n:
-            m = self.search(text, pos)
-            if m is None:
-                return
-            yield m
-            if m.end > m.start:
-                pos = m.end
+            while k < last and starts[k + 1] <= pos:
+                k += 1
+            while not masks[k] & startbit:
+                if k == last:
+                    return
+                k += 1
+            s = pos if pos > starts[k] else starts[k]
+            end, groups = self._walk(text, s, k, starts, masks, None)
+            yield Match(s, end, False, groups)
+            if end > s:
+                pos = end
                 continue
-            retry = self._nonempty_at(text, m.end)
-            if retry is None:
-                pos = m.end + 1
+            # An empty match at s: a non-empty one may still begin there.
+            plus = self._live_at(text, s, masks[k + 1] if k < last and starts[k + 1] == s + 1
+                                 else masks[k], exclude_match=True) if s < n else 0
+            if plus & startbit:
+                end, groups = self._walk(text, s, k, starts, masks, plus)
+                yield Match(s, end, False, groups)
+                pos = end
             else:
-                yield retry
-                pos = retry.end
+                pos = s + 1
 
-    def _nonempty_at(self, text: str, start: int):
-        """The leftmost-first match at ``start`` that is not empty, if any."""
-        slots = (-1,) * (3 * (self.nfa.group_count + 1))
-        prev = self.prev_context(text, start)
-        threads: list = [(self.nfa.start, (), (slots, -1))]
-        best = None
-        i = start
-        while threads or i == start:
-            c = EOF if i == len(text) else self.class_of(text[i])
-            out, match, _ = self.machine.closure(
-                threads, prev, c, _save_slot(i), _end_at(i), accept=i > start
-            )
-            if match is not None:
-                best = match
-            if c == EOF:
-                break
-            threads = self.machine.step(out, c)
-            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
-            i += 1
-        if best is None:
-            return None
-        captured, end = best
-        groups = {
-            name: _group_text(text, captured, index)
-            for name, index in self.nfa.group_names.items()
+    # -- liveness: which NFA states can still reach a match, per position ----------
+
+    # Work counters of the linear-time tests: live sets worked out by the backward
+    # pass (one per character it steps), characters it passed over with one stdlib
+    # search, and NFA states the forward walks went through.
+    live_steps = 0
+    live_skipped = 0
+    walk_steps = 0
+
+    def _live_tables(self):
+        """The NFA as the liveness pass reads it (built on first use)."""
+        tables = self.__dict__.get("_tables")
+        if tables is not None:
+            return tables
+        states = self.nfa.states
+        assert states[0][0] == MATCH, "state 0 is the pattern's match state"
+        # Epsilon states in an order where each comes after the states it reads at
+        # the same position (its targets; a lookahead's body and next). Loops over
+        # what can match empty are refused, so there is such an order.
+        order: list = []
+        placed: set = set()
+        for root in range(len(states)):
+            if root in placed or states[root][0] in (CHAR, MATCH):
+                continue
+            stack = [(root, False)]
+            while stack:
+                q, ready = stack.pop()
+                if ready:
+                    if q not in placed:
+                        placed.add(q)
+                        order.append(q)
+                    continue
+                if q in placed or states[q][0] in (CHAR, MATCH):
+                    continue
+                stack.append((q, True))
+                st = states[q]
+                kind = st[0]
+                deps = st[1] if kind == SPLIT else (st[2], st[3]) if kind == LOOK else (st[2],)
+                for t in deps:
+                    if t not in placed:
+                        stack.append((t, False))
+        size = self.alphabet.size
+        by_class: list = [[] for _ in range(size + 1)]  # the last: EOF
+        for q, st in enumerate(states):
+            if st[0] == CHAR:
+                for c in self.alphabet.accepts[st[1]]:
+                    by_class[c].append((q, st[2]))
+        matches = 0
+        for q, st in enumerate(states):
+            if st[0] == MATCH:
+                matches |= 1 << q
+        targets = {}
+        for q in order:
+            if states[q][0] == SPLIT:
+                bits = 0
+                for t in states[q][1]:
+                    bits |= 1 << t
+                targets[q] = bits
+        context = self.nfa.uses_word_boundary or self.nfa.uses_start
+        tables = self.__dict__["_tables"] = (
+            tuple(order), tuple(tuple(x) for x in by_class), matches, targets, context,
+            [{} for _ in range(3 * (size + 1))], {},
+        )
+        return tables
+
+    def _live_at(self, text: str, i: int, after: int, exclude_match: bool = False) -> int:
+        """The live states at ``i``, given those at ``i + 1`` (``after``; anything at
+        the end of the text). ``exclude_match``: states that reach a match only
+        after reading at least one character."""
+        context = self._live_tables()[4]
+        c = EOF if i == len(text) else self.class_of(text[i])
+        prev = self.prev_context(text, i) if context else PREV_OTHER
+        return self._live_step(c, prev, after, exclude_match)
+
+    def _live_step(self, c: int, prev: int, after: int, exclude_match: bool = False) -> int:
+        """The live states at a character of class ``c`` (EOF: the end of the text)
+        after a character of kind ``prev``, given the live states after it."""
+        order, by_class, matches, targets, context, cache, _ = self._live_tables()
+        key = (self.alphabet.size if c == EOF else c) * 3 + prev
+        if not exclude_match:
+            found = cache[key].get(after)
+            if found is not None:
+                return found
+        states = self.nfa.states
+        holds = self.machine.holds
+        # State 0 is the pattern's own match state; the others end lookahead bodies.
+        live = matches & ~1 if exclude_match else matches
+        if c != EOF:
+            for q, nxt in by_class[c]:
+                if after >> nxt & 1:
+                    live |= 1 << q
+        for q in order:
+            st = states[q]
+            kind = st[0]
+            if kind == SPLIT:
+                if live & targets[q]:
+                    live |= 1 << q
+            elif kind == SAVE:
+                if live >> st[2] & 1:
+                    live |= 1 << q
+            elif kind == ASSERT:
+                if live >> st[2] & 1 and holds(st[1], prev, c):
+                    live |= 1 << q
+            elif live >> st[3] & 1 and (live >> st[2] & 1) != st[1]:  # LOOK
+                live |= 1 << q
+        if not exclude_match:
+            if len(cache[key]) >= _LIVE_CACHE:
+                cache[key].clear()
+            cache[key][after] = live
+        return live
+
+    def _liveness(self, text: str):
+        """``(starts, masks)``: the text cut into runs of positions with equal live
+        sets, run ``k`` from ``starts[k]`` to the next start (the last one to the end
+        of the text, included), its live states as the bits of ``masks[k]``.
+
+        A live set that stays the same over most characters (the inside of a tool
+        argument under ``.*?``) is passed over with one stdlib search, backwards,
+        for the next character that changes it.
+        """
+        order, by_class, matches, targets, context, cache, leaving = self._live_tables()
+        n = len(text)
+        live_at = self._live_at
+        classes = self.class_cache
+        class_of = self.class_of
+        cur = live_at(text, n, 0)
+        run_starts = []
+        run_masks = []
+        steps = skipped = 0
+        same = 0
+        rev = None
+        i = n - 1
+        while i >= 0:
+            if context:
+                new = live_at(text, i, cur)
+            else:
+                ch = text[i]
+                c = classes.get(ch)
+                if c is None:
+                    c = class_of(ch)
+                new = cache[c * 3 + PREV_OTHER].get(cur)
+                if new is None:
+                    new = live_at(text, i, cur)
+            steps += 1
+            if new != cur:
+                run_starts.append(i + 1)
+                run_masks.append(cur)
+                cur = new
+                same = 0
+            else:
+                same += 1
+                if same == _ACCELERATE:
+                    same = 0
+                    leave = leaving.get(cur)
+                    if leave is None:
+                        leave = leaving[cur] = self._leaving(cur)
+                        if len(leaving) > _LIVE_CACHE:
+                            leaving.clear()
+                    if leave is not False:
+                        if rev is None:
+                            rev = text[::-1]
+                        m = leave.search(rev, n - i)
+                        k = -1 if m is None else n - 1 - m.start()
+                        skipped += i - 1 - k
+                        i = k
+                        continue
+            i -= 1
+        run_starts.append(0)
+        run_masks.append(cur)
+        run_starts.reverse()
+        run_masks.reverse()
+        CompiledRegex.live_steps += steps
+        CompiledRegex.live_skipped += skipped
+        return run_starts, run_masks
+
+    def _leaving(self, live: int):
+        """A stdlib search for the characters after which (reading backwards) the
+        live set is no longer ``live``, whatever character comes before; False
+        when every character changes it."""
+        a = self.alphabet
+        contexts = [PREV_OTHER]
+        if self.nfa.uses_word_boundary:
+            contexts.append(PREV_WORD)
+        if self.nfa.uses_start:
+            contexts.append(PREV_START)
+        keep = {
+            c for c in range(a.size)
+            if all(self._live_step(c, prev, live) == live for prev in contexts)
         }
-        return Match(start, end, False, groups)
+        if not keep:
+            return False
+        ranges = []
+        for k, first in enumerate(a.starts):
+            if a.interval_class[k] not in keep:
+                last = a.starts[k + 1] - 1 if k + 1 < len(a.starts) else 0x10FFFF
+                ranges.append((first, last))
+        return _re.compile(_char_class(ranges) if ranges else "(?!)", _re.DOTALL)
+
+    def _walk(self, text: str, s: int, k: int, starts, masks, first):
+        """The match beginning at ``s`` (in run ``k``): ``(end, groups)``, following at
+        each choice the first live branch. ``first``: the live set to use at ``s``
+        itself instead of the run's (a match that must not be empty)."""
+        states = self.nfa.states
+        chains = self._chains()
+        last = len(starts) - 1
+        nxt_start = starts[k + 1] if k < last else len(text) + 1
+        mask = masks[k] if first is None else first
+        q = self.nfa.start
+        i = s
+        opened: dict = {}
+        closed: dict = {}
+        steps = 0
+        while True:
+            steps += 1
+            st = states[q]
+            kind = st[0]
+            if kind == CHAR:
+                q, width = chains[q]
+                i += width
+                if i >= nxt_start:
+                    while k < last and starts[k + 1] <= i:
+                        k += 1
+                    nxt_start = starts[k + 1] if k < last else len(text) + 1
+                mask = masks[k]
+            elif kind == SPLIT:
+                for t in st[1]:
+                    if mask >> t & 1:
+                        break
+                tt = states[t]
+                if tt[0] == CHAR and tt[2] == q and first is None and nxt_start > i + 1:
+                    # A loop over one character: every position of this run makes the
+                    # same choice, so the walk is at this state again at the run's end.
+                    CompiledRegex.live_skipped += nxt_start - i
+                    i = nxt_start
+                    while k < last and starts[k + 1] <= i:
+                        k += 1
+                    nxt_start = starts[k + 1] if k < last else len(text) + 1
+                    mask = masks[k]
+                    continue
+                q = t
+            elif kind == SAVE:
+                slot = st[1]
+                if slot & 1:
+                    closed[slot >> 1] = (opened[slot >> 1], i)
+                else:
+                    opened[slot >> 1] = i
+                q = st[2]
+            elif kind == MATCH:
+                break
+            elif kind == ASSERT:
+                q = st[2]
+            else:  # LOOK: decided by the liveness pass
+                q = st[3]
+            if first is not None and i > s:
+                first = None
+        CompiledRegex.walk_steps += steps
+        groups = {}
+        for name, index in self.nfa.group_names.items():
+            span = closed.get(index)
+            groups[name] = None if span is None else text[span[0] : span[1]]
+        return i, groups
+
+    def _chains(self):
+        """Per character state: the state after the run of single-successor
+        character states it begins, and the run's length. A live state's run is
+        read as it stands, so the walk takes it in one step."""
+        chains = self.__dict__.get("_chain_table")
+        if chains is not None:
+            return chains
+        states = self.nfa.states
+        chains = {}
+        for q, st in enumerate(states):
+            if st[0] != CHAR:
+                continue
+            width = 1
+            nxt = st[2]
+            while states[nxt][0] == CHAR and width < 64:
+                nxt = states[nxt][2]
+                width += 1
+            chains[q] = (nxt, width)
+        self.__dict__["_chain_table"] = chains
+        return chains
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
 
@@ -917,6 +1222,8 @@ class Scanner:
 
 
 _QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
+_LIVE_CACHE = 4096  # live sets a pattern keeps per character class (see CompiledRegex._live_at)
+_ACCELERATE = 8  # equal live sets in a row after which the pass searches ahead (see _liveness)
 
 
 class Prefilter:
@@ -1230,6 +1537,23 @@ def _park_strings(text: str, open_d: str, close_d: str, parked: list) -> str:
     ``str.find``: the lazy loop made sre try the close delimiter at every
     character of a long string (a file body), several times slower.
     """
+    if not open_d and close_d:
+        # Every position opens: each string runs from where the last one closed to the
+        # next close. (The regex form would try every start and read to the end from
+        # each one when no close follows.)
+        out = []
+        at = 0
+        while True:
+            stop = text.find(close_d, at)
+            if stop < 0:
+                break
+            out.append(f"{_PARK_OPEN}{len(parked)}{_PARK_CLOSE}")
+            parked.append(text[at:stop])
+            at = stop + len(close_d)
+        if not out:
+            return text
+        out.append(text[at:])
+        return "".join(out)
     if not open_d or not close_d:
         # Empty delimiters match everywhere; the regex form defines what that means.
         def park(m) -> str:
@@ -1723,6 +2047,11 @@ _FORM_HELD = 96
 _PARTIALS = 4096
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
+# What the stdlib matches of a whole-text parse may go through, in all: this many times
+# the text (see complete). A delimiter's stdlib form reads a bounded number of characters
+# past the match it returns (its ``tail`` fact), but a match that another delimiter's
+# commit cuts into is looked for again, from further on.
+_WHOLE_READS = 4
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
 # Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
@@ -2051,7 +2380,7 @@ def _walks(watches):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or pre.lead
+                regex.captures is None or not regex.tail or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -2118,16 +2447,9 @@ def truncate_at_last_anchor(anchor, prefix, literals=None):
             if at > last:
                 last, last_end = at, at + len(literal)
         return prefix if last_end is None else prefix[last_end:]
-    last_end = None
-    form = anchor.captures
-    if form is not None:
-        # The stdlib form finds regex's spans (see automata/capture.py); stepping
-        # the DFA over a long chat prompt cost tens of microseconds a parse.
-        for m in form.finditer(prefix):
-            last_end = m.end()
-    else:
-        for m in anchor.finditer(prefix):
-            last_end = m.end
+    # The stdlib form finds regex's spans (see automata/capture.py) where its search is
+    # linear; stepping the automata over a long chat prompt costs tens of microseconds.
+    last_end = anchor.last_end(prefix)
     return prefix if last_end is None else prefix[last_end:]
 
 
@@ -2141,7 +2463,7 @@ class ResponseStream:
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
-        "initial_events",
+        "initial_events", "formed",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
@@ -2191,6 +2513,7 @@ class ResponseStream:
         self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
+        self.formed = 0  # parse_whole: characters its successful stdlib matches went through
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -2529,6 +2852,7 @@ class ResponseStream:
             self.append(text)
         self.whole = {}
         self.failures = 0
+        self.formed = 0
         self.whole_pass()
         return self.finish()
 
@@ -2839,6 +3163,7 @@ class ResponseStream:
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
+        reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
         for found in table.landmarks.finditer(held, lo):
             spot = by_literal.get(found.group())
             if spot is None:
@@ -2853,6 +3178,9 @@ class ResponseStream:
                     start, end, caught = at + base, found.end() + base, None
                 else:
                     # (best_at for one delimiter: its match begins at the landmark.)
+                    if reads < 0:
+                        done = False
+                        break
                     matched = form.captures.match(held, at)
                     if matched is None:
                         self.failures += 1
@@ -2860,12 +3188,16 @@ class ResponseStream:
                             done = False
                             break
                         continue
-                    self.examined += matched.end() - at
-                    start, end = at + base, matched.end() + base
+                    end = matched.end()
+                    self.examined += end - at
+                    reads -= end - at
+                    start, end = at + base, end + base
                     caught = _form_captures(form, matched) if kind == "open" else None
             else:
                 self.pos = pos
+                self.formed = _WHOLE_READS * self.end - reads
                 best = self.best_at(held, base, found, at, entries)
+                reads = _WHOLE_READS * self.end - self.formed
                 if best is None:
                     continue
                 if best is False:
@@ -2905,6 +3237,7 @@ class ResponseStream:
                 done = False
                 break
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]
         if done and not cut:
             self.end_whole(held, base)
@@ -2923,6 +3256,8 @@ class ResponseStream:
                 regex = delimiter.regex
                 # (complete's attempt: from the run of lead characters before.)
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
+                if self.formed > _WHOLE_READS * self.end:
+                    return False
                 matched = regex.captures.match(held, t)
                 if matched is None:
                     if t != at:
@@ -2932,6 +3267,7 @@ class ResponseStream:
                         return False
                     continue
                 self.examined += matched.end() - t
+                self.formed += matched.end() - t
                 start, end = matched.start() + base, matched.end() + base
             # The earliest start wins; ties (one literal opening two regions) go
             # as in whole_pass.
@@ -3199,9 +3535,15 @@ class ResponseStream:
         prefilter has no bounded lead, every match holds a literal preceded only
         by lead characters: no match begins before the run of lead characters
         ending where the first literal begins. A match tried there, once, is
-        then the leftmost; if it fails, the scanner decides (linear time: no
-        ``re`` search is ever retried from start to start). An answer holds
+        then the leftmost; if it fails, the scanner decides. An answer holds
         until ``pos`` passes the match's start.
+
+        Linear time: the form reads each character a bounded number of times per
+        attempt and a bounded number past the match it returns (its ``linear`` and
+        ``tail`` facts, rtcompiler/automata/linearity.py); no ``re`` search is ever
+        retried from start to start; a bounded number of matches may fail (each
+        may read to the end), and the successful ones may go through at most
+        ``_WHOLE_READS`` times the text in all. Past either bound, the scanners.
         """
         cached = self.whole.get(key)
         pos = self.pos
@@ -3222,7 +3564,10 @@ class ResponseStream:
             self.whole[key] = (pos, m)
             return m
         form = regex.captures
-        if form is None or pre is None or pre.lead:
+        if (
+            form is None or pre is None or pre.lead or not regex.tail
+            or self.formed > _WHOLE_READS * self.end
+        ):
             self.whole[key] = _SLOW
             return _SLOW
         held, base = self.held()
@@ -3248,6 +3593,7 @@ class ResponseStream:
                 return _SLOW
             lo = hit + 1
         self.examined += found.end() - t
+        self.formed += found.end() - t
         m = _form_match(regex, found, base)
         self.whole[key] = (pos, m)
         return m
@@ -3658,6 +4004,8 @@ _REGEX_DATA = [
         'captures': {
             'source': '(?:[\\U0000003c][\\U0000ff5c][\\U00000041][\\U00000073][\\U00000073][\\U00000069][\\U00000073][\\U00000074][\\U00000061][\\U0000006e][\\U00000074][\\U0000ff5c][\\U0000003e]|[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U0000006f][\\U00000075][\\U00000074][\\U00000070][\\U00000075][\\U00000074][\\U00000073][\\U00002581][\\U00000065][\\U0000006e][\\U00000064][\\U0000ff5c][\\U0000003e])',
             'names': {},
+            'apart': True,
+            'tail': True,
         },
     },
     # 1: '<think>'
@@ -3737,6 +4085,8 @@ _REGEX_DATA = [
         'captures': {
             'source': '[\\U0000003c][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
             'names': {},
+            'apart': True,
+            'tail': True,
         },
     },
     # 2: '</think>'
@@ -3830,6 +4180,8 @@ _REGEX_DATA = [
         'captures': {
             'source': '[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
             'names': {},
+            'apart': True,
+            'tail': True,
         },
     },
     # 3: '(?:<｜tool▁calls▁begin｜>\\s*)?<｜tool▁call▁begin｜>[^<]*<｜tool▁sep｜>(?P<name>[^\\n<]+)\\n```json\\s*'
@@ -4426,6 +4778,8 @@ _REGEX_DATA = [
         'captures': {
             'source': '(?:[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00000073][\\U00002581][\\U00000062][\\U00000065][\\U00000067][\\U00000069][\\U0000006e][\\U0000ff5c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}){0,1}[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00002581][\\U00000062][\\U00000065][\\U00000067][\\U00000069][\\U0000006e][\\U0000ff5c][\\U0000003e](?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000073][\\U00000065][\\U00000070][\\U0000ff5c][\\U0000003e](?P<name>(?:[\\U00000000-\\U00000009\\U0000000b-\\U0000003b\\U0000003d-\\U0010ffff]){1,})[\\U0000000a][\\U00000060][\\U00000060][\\U00000060][\\U0000006a][\\U00000073][\\U0000006f][\\U0000006e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}',
             'names': {'name': ['name']},
+            'apart': True,
+            'tail': True,
         },
     },
     # 4: '\\s*```\\s*<｜tool▁call▁end｜>\\s*'
@@ -4703,6 +5057,8 @@ _REGEX_DATA = [
         'captures': {
             'source': '(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U00000060][\\U00000060][\\U00000060](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00002581][\\U00000065][\\U0000006e][\\U00000064][\\U0000ff5c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}',
             'names': {},
+            'apart': False,
+            'tail': True,
         },
     },
     # 5: '<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>'
@@ -4935,6 +5291,8 @@ _REGEX_DATA = [
         'captures': {
             'source': '(?:[\\U0000003c][\\U0000ff5c][\\U00000065][\\U0000006e][\\U00000064][\\U00002581][\\U0000006f][\\U00000066][\\U00002581][\\U00000073][\\U00000065][\\U0000006e][\\U00000074][\\U00000065][\\U0000006e][\\U00000063][\\U00000065][\\U0000ff5c][\\U0000003e]|[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00000073][\\U00002581][\\U00000065][\\U0000006e][\\U00000064][\\U0000ff5c][\\U0000003e])',
             'names': {},
+            'apart': True,
+            'tail': True,
         },
     },
 ]

@@ -447,19 +447,27 @@ class CompiledRegex:
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
-        # Every match with its groups, as regex.finditer gives them: the stdlib
-        # form when it has exactly our group names (no name split over aliases),
-        # since re and regex then take the same first successful path from every
-        # start (tests/automata/test_capture_finditer.py checks it); else the DFA
-        # and Pike's VM. An xml-inline tag pattern runs over a whole tool-call
-        # body, where stepping the DFA in Python costs microseconds a character.
+        # Every match with its groups, as regex.finditer gives them: the stdlib form
+        # when it has exactly our group names (no name split over aliases), since re
+        # and regex then take the same first successful path from every start
+        # (tests/automata/test_capture_finditer.py checks it), and when it provably
+        # runs in linear time there (see stdlib_finditer); else our automata. An
+        # xml-inline tag pattern runs over a whole tool-call body, where our automata
+        # cost microseconds a character in Python.
         self.group_finditer = self.finditer
         # Whether the stdlib form's groups are the pattern's names, one each.
         self.plain_groups = self.captures is not None and all(
             aliases == [name] for name, aliases in self.capture_names.items()
         ) and set(self.capture_names) == set(program.group_names)
+        # The facts of rtcompiler/automata/linearity.py about the stdlib form (which
+        # exists only where one attempt reads each character a bounded number of
+        # times): no loop reads where another attempt can begin (``apart``), and an
+        # attempt reads a bounded number of characters past the match it returns
+        # (``tail``).
+        self.apart = captures is not None and bool(captures.get("apart"))
+        self.tail = captures is not None and bool(captures.get("tail"))
         if self.plain_groups:
-            self.group_finditer = self._short_text_finditer
+            self.group_finditer = self.stdlib_finditer
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -473,29 +481,46 @@ class CompiledRegex:
         # Whether a search starts alike after any character (no ^, \b or \B reads it).
         self.context_free = len({dfa.initial(p) for p in (PREV_START, PREV_WORD, PREV_OTHER)}) == 1
 
-    # Backtracking can cost more than linear time: `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over
-    # thousands of unclosed `<p=a>` rescans the rest of the text from each one. Up to this
-    # length its worst case is a constant per character; beyond it the linear DFA runs...
-    BACKTRACKING_LIMIT = 4096
-
-    # ... or when few attempts can run long: by the prefilter's facts, an attempt alive
-    # beyond ``reach`` characters began at most ``lead`` characters before a literal, so
-    # with few literals in the text the backtracking cost stays linear.
+    # A search tries every start, and an attempt may read to the end of the text:
+    # `<p=(?P<k>\w+)>(?P<v>.*?)</p>` over thousands of unclosed `<p=a>` reads the rest
+    # of the text from each one. By the prefilter's facts, an attempt alive beyond
+    # ``reach`` characters began at most ``lead`` characters before a literal, so with
+    # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
 
-    def _short_text_finditer(self, text: str):
-        captures = self.captures
-        assert captures is not None  # chosen only for a pattern with a stdlib form
-        if len(text) <= self.BACKTRACKING_LIMIT:
-            return captures.finditer(text)
+    def stdlib_searchable(self, text: str) -> bool:
+        """Whether a search of ``text`` with the stdlib form, trying every start, is
+        linear: always when the form's loops read no character an attempt can begin
+        with; else when few attempts can read far (LONG_ATTEMPTS_LIMIT)."""
+        if self.captures is None:
+            return False
+        if self.apart:
+            return True
         pre = self.prefilter
-        if pre is not None and pre._lead_class is None:
-            occurrences = 0
-            for literal in pre.literals:
-                occurrences += text.count(literal)
-            if occurrences * (pre.lead + 1) <= self.LONG_ATTEMPTS_LIMIT:
-                return captures.finditer(text)
+        if pre is None or pre._lead_class is not None:
+            return False
+        occurrences = 0
+        for literal in pre.literals:
+            occurrences += text.count(literal)
+        return occurrences * (pre.lead + 1) <= self.LONG_ATTEMPTS_LIMIT
+
+    def stdlib_finditer(self, text: str):
+        """``finditer`` by the stdlib form where that is linear (its own Match objects,
+        whose ``groupdict`` gives our groups), else by our automata."""
+        if self.stdlib_searchable(text):
+            return self.captures.finditer(text)  # type: ignore[union-attr]
         return self.finditer(text)
+
+    def last_end(self, text: str) -> int | None:
+        """Where the last match of ``finditer(text)`` ends, or None when there is none."""
+        end = None
+        if self.stdlib_searchable(text):
+            for m in self.captures.finditer(text):  # type: ignore[union-attr]
+                end = m.end()
+        else:
+            for m in self.finditer(text):
+                end = m.end
+        return end
 
     def class_of(self, ch: str) -> int:
         c = self.class_cache.get(ch)
@@ -583,55 +608,335 @@ class CompiledRegex:
         return scanner.result(partial)
 
     def finditer(self, text: str):
-        """Successive matches, as ``regex.finditer(p, text, regex.DOTALL)`` yields them.
+        """Successive matches, as ``regex.finditer(p, text, regex.DOTALL)`` yields them,
+        in time linear in the text.
+
+        A search repeated from the end of each match can read far past the match it
+        returns (``x.*y|x`` on many ``x`` and no ``y``: each search reads to the end),
+        so matches are found another way. One backward pass works out, at every
+        position, which NFA states can still reach a match from there (the live
+        states, :meth:`_liveness`). A match then begins where the start state is
+        live, and is read off by a forward walk that takes, at each choice, the
+        first branch in priority order that is live: the branch a backtracking
+        matcher's first success goes through, since a live branch holds one and the
+        branches before it hold none. No walk ever backtracks, and the walks cover
+        disjoint spans.
 
         After an empty match at ``e`` the next match may start at ``e`` only if it
         is not empty; after a non-empty match ending at ``e`` an empty match at
         ``e`` is allowed.
         """
-        pos, n = 0, len(text)
+        n = len(text)
+        starts, masks = self._liveness(text)
+        last = len(starts) - 1
+        startbit = 1 << self.nfa.start
+        k = 0
+        pos = 0
         while pos <= n:
-            m = self.search(text, pos)
-            if m is None:
-                return
-            yield m
-            if m.end > m.start:
-                pos = m.end
+            while k < last and starts[k + 1] <= pos:
+                k += 1
+            while not masks[k] & startbit:
+                if k == last:
+                    return
+                k += 1
+            s = pos if pos > starts[k] else starts[k]
+            end, groups = self._walk(text, s, k, starts, masks, None)
+            yield Match(s, end, False, groups)
+            if end > s:
+                pos = end
                 continue
-            retry = self._nonempty_at(text, m.end)
-            if retry is None:
-                pos = m.end + 1
+            # An empty match at s: a non-empty one may still begin there.
+            plus = self._live_at(text, s, masks[k + 1] if k < last and starts[k + 1] == s + 1
+                                 else masks[k], exclude_match=True) if s < n else 0
+            if plus & startbit:
+                end, groups = self._walk(text, s, k, starts, masks, plus)
+                yield Match(s, end, False, groups)
+                pos = end
             else:
-                yield retry
-                pos = retry.end
+                pos = s + 1
 
-    def _nonempty_at(self, text: str, start: int):
-        """The leftmost-first match at ``start`` that is not empty, if any."""
-        slots = (-1,) * (3 * (self.nfa.group_count + 1))
-        prev = self.prev_context(text, start)
-        threads: list = [(self.nfa.start, (), (slots, -1))]
-        best = None
-        i = start
-        while threads or i == start:
-            c = EOF if i == len(text) else self.class_of(text[i])
-            out, match, _ = self.machine.closure(
-                threads, prev, c, _save_slot(i), _end_at(i), accept=i > start
-            )
-            if match is not None:
-                best = match
-            if c == EOF:
-                break
-            threads = self.machine.step(out, c)
-            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
-            i += 1
-        if best is None:
-            return None
-        captured, end = best
-        groups = {
-            name: _group_text(text, captured, index)
-            for name, index in self.nfa.group_names.items()
+    # -- liveness: which NFA states can still reach a match, per position ----------
+
+    # Work counters of the linear-time tests: live sets worked out by the backward
+    # pass (one per character it steps), characters it passed over with one stdlib
+    # search, and NFA states the forward walks went through.
+    live_steps = 0
+    live_skipped = 0
+    walk_steps = 0
+
+    def _live_tables(self):
+        """The NFA as the liveness pass reads it (built on first use)."""
+        tables = self.__dict__.get("_tables")
+        if tables is not None:
+            return tables
+        states = self.nfa.states
+        assert states[0][0] == MATCH, "state 0 is the pattern's match state"
+        # Epsilon states in an order where each comes after the states it reads at
+        # the same position (its targets; a lookahead's body and next). Loops over
+        # what can match empty are refused, so there is such an order.
+        order: list = []
+        placed: set = set()
+        for root in range(len(states)):
+            if root in placed or states[root][0] in (CHAR, MATCH):
+                continue
+            stack = [(root, False)]
+            while stack:
+                q, ready = stack.pop()
+                if ready:
+                    if q not in placed:
+                        placed.add(q)
+                        order.append(q)
+                    continue
+                if q in placed or states[q][0] in (CHAR, MATCH):
+                    continue
+                stack.append((q, True))
+                st = states[q]
+                kind = st[0]
+                deps = st[1] if kind == SPLIT else (st[2], st[3]) if kind == LOOK else (st[2],)
+                for t in deps:
+                    if t not in placed:
+                        stack.append((t, False))
+        size = self.alphabet.size
+        by_class: list = [[] for _ in range(size + 1)]  # the last: EOF
+        for q, st in enumerate(states):
+            if st[0] == CHAR:
+                for c in self.alphabet.accepts[st[1]]:
+                    by_class[c].append((q, st[2]))
+        matches = 0
+        for q, st in enumerate(states):
+            if st[0] == MATCH:
+                matches |= 1 << q
+        targets = {}
+        for q in order:
+            if states[q][0] == SPLIT:
+                bits = 0
+                for t in states[q][1]:
+                    bits |= 1 << t
+                targets[q] = bits
+        context = self.nfa.uses_word_boundary or self.nfa.uses_start
+        tables = self.__dict__["_tables"] = (
+            tuple(order), tuple(tuple(x) for x in by_class), matches, targets, context,
+            [{} for _ in range(3 * (size + 1))], {},
+        )
+        return tables
+
+    def _live_at(self, text: str, i: int, after: int, exclude_match: bool = False) -> int:
+        """The live states at ``i``, given those at ``i + 1`` (``after``; anything at
+        the end of the text). ``exclude_match``: states that reach a match only
+        after reading at least one character."""
+        context = self._live_tables()[4]
+        c = EOF if i == len(text) else self.class_of(text[i])
+        prev = self.prev_context(text, i) if context else PREV_OTHER
+        return self._live_step(c, prev, after, exclude_match)
+
+    def _live_step(self, c: int, prev: int, after: int, exclude_match: bool = False) -> int:
+        """The live states at a character of class ``c`` (EOF: the end of the text)
+        after a character of kind ``prev``, given the live states after it."""
+        order, by_class, matches, targets, context, cache, _ = self._live_tables()
+        key = (self.alphabet.size if c == EOF else c) * 3 + prev
+        if not exclude_match:
+            found = cache[key].get(after)
+            if found is not None:
+                return found
+        states = self.nfa.states
+        holds = self.machine.holds
+        # State 0 is the pattern's own match state; the others end lookahead bodies.
+        live = matches & ~1 if exclude_match else matches
+        if c != EOF:
+            for q, nxt in by_class[c]:
+                if after >> nxt & 1:
+                    live |= 1 << q
+        for q in order:
+            st = states[q]
+            kind = st[0]
+            if kind == SPLIT:
+                if live & targets[q]:
+                    live |= 1 << q
+            elif kind == SAVE:
+                if live >> st[2] & 1:
+                    live |= 1 << q
+            elif kind == ASSERT:
+                if live >> st[2] & 1 and holds(st[1], prev, c):
+                    live |= 1 << q
+            elif live >> st[3] & 1 and (live >> st[2] & 1) != st[1]:  # LOOK
+                live |= 1 << q
+        if not exclude_match:
+            if len(cache[key]) >= _LIVE_CACHE:
+                cache[key].clear()
+            cache[key][after] = live
+        return live
+
+    def _liveness(self, text: str):
+        """``(starts, masks)``: the text cut into runs of positions with equal live
+        sets, run ``k`` from ``starts[k]`` to the next start (the last one to the end
+        of the text, included), its live states as the bits of ``masks[k]``.
+
+        A live set that stays the same over most characters (the inside of a tool
+        argument under ``.*?``) is passed over with one stdlib search, backwards,
+        for the next character that changes it.
+        """
+        order, by_class, matches, targets, context, cache, leaving = self._live_tables()
+        n = len(text)
+        live_at = self._live_at
+        classes = self.class_cache
+        class_of = self.class_of
+        cur = live_at(text, n, 0)
+        run_starts = []
+        run_masks = []
+        steps = skipped = 0
+        same = 0
+        rev = None
+        i = n - 1
+        while i >= 0:
+            if context:
+                new = live_at(text, i, cur)
+            else:
+                ch = text[i]
+                c = classes.get(ch)
+                if c is None:
+                    c = class_of(ch)
+                new = cache[c * 3 + PREV_OTHER].get(cur)
+                if new is None:
+                    new = live_at(text, i, cur)
+            steps += 1
+            if new != cur:
+                run_starts.append(i + 1)
+                run_masks.append(cur)
+                cur = new
+                same = 0
+            else:
+                same += 1
+                if same == _ACCELERATE:
+                    same = 0
+                    leave = leaving.get(cur)
+                    if leave is None:
+                        leave = leaving[cur] = self._leaving(cur)
+                        if len(leaving) > _LIVE_CACHE:
+                            leaving.clear()
+                    if leave is not False:
+                        if rev is None:
+                            rev = text[::-1]
+                        m = leave.search(rev, n - i)
+                        k = -1 if m is None else n - 1 - m.start()
+                        skipped += i - 1 - k
+                        i = k
+                        continue
+            i -= 1
+        run_starts.append(0)
+        run_masks.append(cur)
+        run_starts.reverse()
+        run_masks.reverse()
+        CompiledRegex.live_steps += steps
+        CompiledRegex.live_skipped += skipped
+        return run_starts, run_masks
+
+    def _leaving(self, live: int):
+        """A stdlib search for the characters after which (reading backwards) the
+        live set is no longer ``live``, whatever character comes before; False
+        when every character changes it."""
+        a = self.alphabet
+        contexts = [PREV_OTHER]
+        if self.nfa.uses_word_boundary:
+            contexts.append(PREV_WORD)
+        if self.nfa.uses_start:
+            contexts.append(PREV_START)
+        keep = {
+            c for c in range(a.size)
+            if all(self._live_step(c, prev, live) == live for prev in contexts)
         }
-        return Match(start, end, False, groups)
+        if not keep:
+            return False
+        ranges = []
+        for k, first in enumerate(a.starts):
+            if a.interval_class[k] not in keep:
+                last = a.starts[k + 1] - 1 if k + 1 < len(a.starts) else 0x10FFFF
+                ranges.append((first, last))
+        return _re.compile(_char_class(ranges) if ranges else "(?!)", _re.DOTALL)
+
+    def _walk(self, text: str, s: int, k: int, starts, masks, first):
+        """The match beginning at ``s`` (in run ``k``): ``(end, groups)``, following at
+        each choice the first live branch. ``first``: the live set to use at ``s``
+        itself instead of the run's (a match that must not be empty)."""
+        states = self.nfa.states
+        chains = self._chains()
+        last = len(starts) - 1
+        nxt_start = starts[k + 1] if k < last else len(text) + 1
+        mask = masks[k] if first is None else first
+        q = self.nfa.start
+        i = s
+        opened: dict = {}
+        closed: dict = {}
+        steps = 0
+        while True:
+            steps += 1
+            st = states[q]
+            kind = st[0]
+            if kind == CHAR:
+                q, width = chains[q]
+                i += width
+                if i >= nxt_start:
+                    while k < last and starts[k + 1] <= i:
+                        k += 1
+                    nxt_start = starts[k + 1] if k < last else len(text) + 1
+                mask = masks[k]
+            elif kind == SPLIT:
+                for t in st[1]:
+                    if mask >> t & 1:
+                        break
+                tt = states[t]
+                if tt[0] == CHAR and tt[2] == q and first is None and nxt_start > i + 1:
+                    # A loop over one character: every position of this run makes the
+                    # same choice, so the walk is at this state again at the run's end.
+                    CompiledRegex.live_skipped += nxt_start - i
+                    i = nxt_start
+                    while k < last and starts[k + 1] <= i:
+                        k += 1
+                    nxt_start = starts[k + 1] if k < last else len(text) + 1
+                    mask = masks[k]
+                    continue
+                q = t
+            elif kind == SAVE:
+                slot = st[1]
+                if slot & 1:
+                    closed[slot >> 1] = (opened[slot >> 1], i)
+                else:
+                    opened[slot >> 1] = i
+                q = st[2]
+            elif kind == MATCH:
+                break
+            elif kind == ASSERT:
+                q = st[2]
+            else:  # LOOK: decided by the liveness pass
+                q = st[3]
+            if first is not None and i > s:
+                first = None
+        CompiledRegex.walk_steps += steps
+        groups = {}
+        for name, index in self.nfa.group_names.items():
+            span = closed.get(index)
+            groups[name] = None if span is None else text[span[0] : span[1]]
+        return i, groups
+
+    def _chains(self):
+        """Per character state: the state after the run of single-successor
+        character states it begins, and the run's length. A live state's run is
+        read as it stands, so the walk takes it in one step."""
+        chains = self.__dict__.get("_chain_table")
+        if chains is not None:
+            return chains
+        states = self.nfa.states
+        chains = {}
+        for q, st in enumerate(states):
+            if st[0] != CHAR:
+                continue
+            width = 1
+            nxt = st[2]
+            while states[nxt][0] == CHAR and width < 64:
+                nxt = states[nxt][2]
+                width += 1
+            chains[q] = (nxt, width)
+        self.__dict__["_chain_table"] = chains
+        return chains
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
 
@@ -917,6 +1222,8 @@ class Scanner:
 
 
 _QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
+_LIVE_CACHE = 4096  # live sets a pattern keeps per character class (see CompiledRegex._live_at)
+_ACCELERATE = 8  # equal live sets in a row after which the pass searches ahead (see _liveness)
 
 
 class Prefilter:
@@ -1170,6 +1477,254 @@ def _group_text(text: str, slots: tuple[int, ...], index: int) -> str | None:
     if start < 0 or end < 0 or end < start:
         return None
     return text[start:end]
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.engine [chain]
+# ------------------------------------------------------------------------------
+def tag_from_data(data: dict):
+    """An xml-inline tag pattern read back from ``TagPattern.to_data()``: its chain
+    when it has one (see rtcompiler/automata/chain.py), else its compiled regex;
+    either way, what ``group_finditer`` runs."""
+    if data["chain"] is not None:
+        return TagChain(data["chain"])
+    return regex_from_data(data["regex"])
+
+
+class TagChain:
+    """The matches of a tag pattern shaped as a chain of literals, as
+    ``regex.finditer(pattern, text, regex.DOTALL)`` gives them, in linear time.
+
+    The plan comes from ``rtcompiler/automata/chain.py``, which explains the shape
+    and why one forward pass is exact: an attempt begins where the leading literal
+    occurs; fixed pieces (literals, maximal runs) are read where they stand; a span
+    stops at the first occurrence of its anchor after which the fixed pieces that
+    follow match. Positions only move forward, so each question (the end of a run
+    from here, the first viable anchor from here) is answered from where the last
+    answer stopped, and an anchor with no viable occurrence from some point ends
+    the search: no later attempt can get past it.
+    """
+
+    def __init__(self, plan: dict) -> None:
+        self.lead = plan["lead"]
+        self.names = plan["names"]
+        # Segments: the fixed steps after the lead, then those after each span's
+        # anchor. A fixed step: ("lit", text, group) | ("run", matcher, min, max, group).
+        segments: list = [[]]
+        spans: list = []
+        for step in plan["steps"]:
+            kind = step[0]
+            if kind == "span":
+                _, group, trim, anchor = step
+                if trim is not None:
+                    trim = (_re.compile(_char_class(trim[0]), _re.DOTALL).match, trim[1])
+                if anchor[0] == "pair":
+                    # C KEY D, KEY the text of a group: every occurrence of it, for every
+                    # key, is a match of C([S]+)D (see chain.py).
+                    _, before, index, after, ranges = anchor
+                    pattern = _re.compile(
+                        _re.escape(before) + "(" + _char_class(ranges) + "+)" + _re.escape(after),
+                        _re.DOTALL,
+                    )
+                    anchor = ("pair", pattern, index, len(before) + len(after))
+                spans.append((group, trim, tuple(anchor)))
+                segments.append([])
+            elif kind == "run":
+                _, ranges, least, most, group = step
+                matcher = _re.compile(_char_class(ranges) + "*", _re.DOTALL).match
+                segments[-1].append(("run", matcher, least, most, group))
+            else:
+                segments[-1].append(tuple(step))
+        self.segments = segments
+        self.spans = spans
+        # The same matches from one stdlib search, each attempt reading a character a
+        # bounded number of times (see chain.py): used while few attempts can read far.
+        self.form = _re.compile(plan["form"], _re.DOTALL)
+        # Work counters of the linear-time tests: steps taken in Python, characters
+        # the stdlib searches and matches went through, texts given to the form.
+        self.steps = 0
+        self.searched = 0
+        self.formed = 0
+        self.group_finditer = self.finditer  # what parse_xml_inline is handed
+
+    # An attempt of the form may read to the end of the text: at most this many
+    # attempts (occurrences of the leading literal), or the text is walked instead.
+    FORM_ATTEMPTS = 64
+    # Characters per attempt beyond which the walk is faster anyway: a match costs it
+    # some microseconds in Python, but str.find crosses a long tool argument at memchr
+    # speed where sre's lazy loop stops at every character that can begin the anchor.
+    FORM_TEXT = 512
+
+    def finditer(self, text: str):
+        """Every match, in order: the form's own Match objects, or ours."""
+        attempts = text.count(self.lead)
+        if attempts <= self.FORM_ATTEMPTS and len(text) <= self.FORM_TEXT * (attempts + 1):
+            self.formed += 1
+            return self.form.finditer(text)
+        return self.walk(text)
+
+    def walk(self, text: str) -> list:
+        """Every match, in order, by one forward pass over the text."""
+        out: list = []
+        lead = self.lead
+        width = len(lead)
+        find = text.find
+        n = len(text)
+        spans = self.spans
+        names = self.names
+        runs: dict = {}  # run matcher -> (from, end of the maximal run from there)
+        viable: dict = {}  # (span, anchor position) -> (end, groups) | False
+        found: dict = {}  # span or (span, key) -> (from, first viable anchor or -1 | cursor)
+        trims: dict = {}  # (span, anchor position) -> where the run before the anchor begins
+        pairs: dict = {}  # span -> {key: positions of its pair}
+        steps = searched = 0
+        pos = 0
+        while True:
+            s = find(lead, pos)
+            searched += (n if s < 0 else s + width) - pos
+            if s < 0:
+                break
+            groups: dict = {}
+            x = s + width
+            # The fixed steps after the lead (see _fixed, written out).
+            for step in self.segments[0]:
+                steps += 1
+                if step[0] == "lit":
+                    if not text.startswith(step[1], x):
+                        x = -1
+                        break
+                    end = x + len(step[1])
+                else:
+                    matcher = step[1]
+                    known = runs.get(matcher)
+                    if known is not None and known[0] <= x <= known[1]:
+                        end = known[1]
+                    else:
+                        end = matcher(text, x).end()
+                        searched += end - x + 1
+                        runs[matcher] = (x, end)
+                    if step[3] is not None and end - x > step[3]:
+                        end = x + step[3]
+                    if end - x < step[2]:
+                        x = -1
+                        break
+                group = step[-1]
+                if group is not None:
+                    groups[group] = (x, end)
+                x = end
+            k = 0
+            while x >= 0 and k < len(spans):
+                group, trim, anchor = spans[k]
+                lo = x
+                steps += 1
+                if anchor[0] == "lit":
+                    known = found.get(k)
+                    if known is not None and known[0] <= lo and (known[1] < 0 or lo <= known[1]):
+                        at = known[1]
+                    else:
+                        # The first occurrence from lo after which the next fixed steps match.
+                        literal = anchor[1]
+                        c = lo
+                        while True:
+                            at = find(literal, c)
+                            searched += (n if at < 0 else at + len(literal)) - c
+                            steps += 1
+                            if at < 0:
+                                break
+                            fits = viable.get((k, at))
+                            if fits is None:
+                                captured: dict = {}
+                                end = self._fixed(k + 1, text, at + len(literal), captured, runs)
+                                fits = viable[(k, at)] = (end, captured) if end >= 0 else False
+                            if fits is not False:
+                                break
+                            c = at + 1
+                        found[k] = (lo, at)
+                    if at < 0:
+                        x = -2  # and no later attempt gets past this span
+                        break
+                    x, captured = viable[(k, at)]
+                else:
+                    # A pair: the first occurrence of C KEY D from lo, KEY read before.
+                    _, pattern, index, extra = anchor
+                    table = pairs.get(k)
+                    if table is None:
+                        table = pairs[k] = {}
+                        for m in pattern.finditer(text):
+                            table.setdefault(m.group(1), []).append(m.start())
+                        searched += n
+                    start, stop = groups[index]
+                    key = text[start:stop]
+                    positions = table.get(key, ())
+                    known = found.get((k, key))
+                    cursor = known[1] if known is not None and known[0] <= lo else 0
+                    while cursor < len(positions) and positions[cursor] < lo:
+                        cursor += 1
+                        steps += 1
+                    found[(k, key)] = (lo, cursor)
+                    if cursor == len(positions):
+                        x = -1
+                        break
+                    at = positions[cursor]
+                    x = at + extra + len(key)
+                    captured = None
+                stop = at
+                if trim is not None:
+                    start = trims.get((k, at))
+                    if start is None:
+                        matcher, most = trim
+                        start = at
+                        while start > 0 and (most is None or at - start < most) and matcher(
+                            text, start - 1
+                        ):
+                            start -= 1
+                        steps += at - start
+                        trims[(k, at)] = start
+                    stop = start if start > lo else lo
+                if group is not None:
+                    groups[group] = (lo, stop)
+                if captured:
+                    groups.update(captured)
+                k += 1
+            if x == -2:
+                break
+            if x < 0:
+                pos = s + 1
+                continue
+            out.append(Match(s, x, False, {
+                name: text[groups[index][0] : groups[index][1]] if index in groups else None
+                for name, index in names.items()
+            }))
+            pos = x
+        self.steps += steps
+        self.searched += searched
+        return out
+
+    def _fixed(self, k: int, text: str, x: int, groups: dict, runs: dict) -> int:
+        """Segment ``k``'s fixed steps from ``x``: where they end, or -1."""
+        for step in self.segments[k]:
+            self.steps += 1
+            if step[0] == "lit":
+                if not text.startswith(step[1], x):
+                    return -1
+                end = x + len(step[1])
+            else:
+                matcher = step[1]
+                known = runs.get(matcher)
+                if known is not None and known[0] <= x <= known[1]:
+                    end = known[1]
+                else:
+                    end = matcher(text, x).end()
+                    self.searched += end - x + 1
+                    runs[matcher] = (x, end)
+                if step[3] is not None and end - x > step[3]:
+                    end = x + step[3]
+                if end - x < step[2]:
+                    return -1
+            group = step[-1]
+            if group is not None:
+                groups[group] = (x, end)
+            x = end
+        return x
 
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.content [text]
@@ -1487,6 +2042,11 @@ _FORM_HELD = 96
 _PARTIALS = 4096
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
+# What the stdlib matches of a whole-text parse may go through, in all: this many times
+# the text (see complete). A delimiter's stdlib form reads a bounded number of characters
+# past the match it returns (its ``tail`` fact), but a match that another delimiter's
+# commit cuts into is looked for again, from further on.
+_WHOLE_READS = 4
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
 # Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
@@ -1815,7 +2375,7 @@ def _walks(watches):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or pre.lead
+                regex.captures is None or not regex.tail or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -1882,16 +2442,9 @@ def truncate_at_last_anchor(anchor, prefix, literals=None):
             if at > last:
                 last, last_end = at, at + len(literal)
         return prefix if last_end is None else prefix[last_end:]
-    last_end = None
-    form = anchor.captures
-    if form is not None:
-        # The stdlib form finds regex's spans (see automata/capture.py); stepping
-        # the DFA over a long chat prompt cost tens of microseconds a parse.
-        for m in form.finditer(prefix):
-            last_end = m.end()
-    else:
-        for m in anchor.finditer(prefix):
-            last_end = m.end
+    # The stdlib form finds regex's spans (see automata/capture.py) where its search is
+    # linear; stepping the automata over a long chat prompt costs tens of microseconds.
+    last_end = anchor.last_end(prefix)
     return prefix if last_end is None else prefix[last_end:]
 
 
@@ -1905,7 +2458,7 @@ class ResponseStream:
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
-        "initial_events",
+        "initial_events", "formed",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
@@ -1955,6 +2508,7 @@ class ResponseStream:
         self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
+        self.formed = 0  # parse_whole: characters its successful stdlib matches went through
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -2293,6 +2847,7 @@ class ResponseStream:
             self.append(text)
         self.whole = {}
         self.failures = 0
+        self.formed = 0
         self.whole_pass()
         return self.finish()
 
@@ -2603,6 +3158,7 @@ class ResponseStream:
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
+        reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
         for found in table.landmarks.finditer(held, lo):
             spot = by_literal.get(found.group())
             if spot is None:
@@ -2617,6 +3173,9 @@ class ResponseStream:
                     start, end, caught = at + base, found.end() + base, None
                 else:
                     # (best_at for one delimiter: its match begins at the landmark.)
+                    if reads < 0:
+                        done = False
+                        break
                     matched = form.captures.match(held, at)
                     if matched is None:
                         self.failures += 1
@@ -2624,12 +3183,16 @@ class ResponseStream:
                             done = False
                             break
                         continue
-                    self.examined += matched.end() - at
-                    start, end = at + base, matched.end() + base
+                    end = matched.end()
+                    self.examined += end - at
+                    reads -= end - at
+                    start, end = at + base, end + base
                     caught = _form_captures(form, matched) if kind == "open" else None
             else:
                 self.pos = pos
+                self.formed = _WHOLE_READS * self.end - reads
                 best = self.best_at(held, base, found, at, entries)
+                reads = _WHOLE_READS * self.end - self.formed
                 if best is None:
                     continue
                 if best is False:
@@ -2669,6 +3232,7 @@ class ResponseStream:
                 done = False
                 break
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]
         if done and not cut:
             self.end_whole(held, base)
@@ -2687,6 +3251,8 @@ class ResponseStream:
                 regex = delimiter.regex
                 # (complete's attempt: from the run of lead characters before.)
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
+                if self.formed > _WHOLE_READS * self.end:
+                    return False
                 matched = regex.captures.match(held, t)
                 if matched is None:
                     if t != at:
@@ -2696,6 +3262,7 @@ class ResponseStream:
                         return False
                     continue
                 self.examined += matched.end() - t
+                self.formed += matched.end() - t
                 start, end = matched.start() + base, matched.end() + base
             # The earliest start wins; ties (one literal opening two regions) go
             # as in whole_pass.
@@ -2963,9 +3530,15 @@ class ResponseStream:
         prefilter has no bounded lead, every match holds a literal preceded only
         by lead characters: no match begins before the run of lead characters
         ending where the first literal begins. A match tried there, once, is
-        then the leftmost; if it fails, the scanner decides (linear time: no
-        ``re`` search is ever retried from start to start). An answer holds
+        then the leftmost; if it fails, the scanner decides. An answer holds
         until ``pos`` passes the match's start.
+
+        Linear time: the form reads each character a bounded number of times per
+        attempt and a bounded number past the match it returns (its ``linear`` and
+        ``tail`` facts, rtcompiler/automata/linearity.py); no ``re`` search is ever
+        retried from start to start; a bounded number of matches may fail (each
+        may read to the end), and the successful ones may go through at most
+        ``_WHOLE_READS`` times the text in all. Past either bound, the scanners.
         """
         cached = self.whole.get(key)
         pos = self.pos
@@ -2986,7 +3559,10 @@ class ResponseStream:
             self.whole[key] = (pos, m)
             return m
         form = regex.captures
-        if form is None or pre is None or pre.lead:
+        if (
+            form is None or pre is None or pre.lead or not regex.tail
+            or self.formed > _WHOLE_READS * self.end
+        ):
             self.whole[key] = _SLOW
             return _SLOW
         held, base = self.held()
@@ -3012,6 +3588,7 @@ class ResponseStream:
                 return _SLOW
             lo = hit + 1
         self.examined += found.end() - t
+        self.formed += found.end() - t
         m = _form_match(regex, found, base)
         self.whole[key] = (pos, m)
         return m
@@ -3326,6 +3903,8 @@ _REGEX_DATA = [
         'captures': {
             'source': '[\\U0000003c][\\U0000007c][\\U00000061][\\U00000073][\\U00000073][\\U00000069][\\U00000073][\\U00000074][\\U00000061][\\U0000006e][\\U00000074][\\U0000007c][\\U0000003e](?:[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]){0,1}',
             'names': {},
+            'apart': True,
+            'tail': True,
         },
     },
     # 1: '<think>'
@@ -3405,6 +3984,8 @@ _REGEX_DATA = [
         'captures': {
             'source': '[\\U0000003c][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
             'names': {},
+            'apart': True,
+            'tail': True,
         },
     },
     # 2: '</think>'
@@ -3498,498 +4079,11 @@ _REGEX_DATA = [
         'captures': {
             'source': '[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
             'names': {},
+            'apart': True,
+            'tail': True,
         },
     },
-    # 3: '<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>'
-    {
-        'format': 'rtcompiler.regex/1',
-        'pattern': '<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>',
-        'nfa': {
-            'states': [
-                [5],
-                [0, 0, 0],
-                [0, 1, 1],
-                [0, 2, 2],
-                [0, 3, 3],
-                [0, 4, 4],
-                [0, 5, 5],
-                [0, 6, 6],
-                [0, 7, 7],
-                [0, 8, 8],
-                [0, 4, 9],
-                [0, 9, 10],
-                [0, 10, 11],
-                [4, 5, 12],
-                [1, [13, 15]],
-                [0, 11, 14],
-                [4, 4, 14],
-                [0, 0, 16],
-                [0, 1, 17],
-                [0, 2, 18],
-                [0, 3, 19],
-                [0, 4, 20],
-                [0, 5, 21],
-                [0, 6, 22],
-                [0, 7, 23],
-                [0, 8, 24],
-                [0, 4, 25],
-                [0, 10, 26],
-                [1, [29, 27]],
-                [0, 12, 28],
-                [0, 0, 28],
-                [0, 13, 30],
-                [0, 1, 31],
-                [0, 14, 32],
-                [0, 6, 33],
-                [0, 7, 34],
-                [0, 8, 35],
-                [0, 4, 36],
-                [0, 9, 37],
-                [0, 10, 38],
-                [1, [41, 39]],
-                [0, 12, 40],
-                [4, 3, 40],
-                [1, [42, 44]],
-                [0, 11, 43],
-                [4, 2, 43],
-                [1, [47, 45]],
-                [0, 12, 46],
-                [0, 0, 46],
-                [0, 13, 48],
-                [0, 1, 49],
-                [0, 14, 50],
-                [0, 6, 51],
-                [0, 7, 52],
-                [0, 8, 53],
-                [0, 4, 54],
-                [0, 10, 55],
-            ],
-            'start': 56,
-            'charsets': [
-                [[62, 62]],
-                [[101, 101]],
-                [[117, 117]],
-                [[108, 108]],
-                [[97, 97]],
-                [[118, 118]],
-                [[95, 95]],
-                [[103, 103]],
-                [[114, 114]],
-                [[47, 47]],
-                [[60, 60]],
-                [[0, 1114111]],
-                [
-                    [9, 13],
-                    [32, 32],
-                    [133, 133],
-                    [160, 160],
-                    [5760, 5760],
-                    [8192, 8202],
-                    [8232, 8233],
-                    [8239, 8239],
-                    [8287, 8287],
-                    [12288, 12288],
-                ],
-                [[121, 121]],
-                [[107, 107]],
-            ],
-            'group_names': {'key': 1, 'value': 2},
-            'group_count': 2,
-            'needs_input': True,
-            'anchored': False,
-            'uses_word_boundary': False,
-            'uses_start': False,
-        },
-        'alphabet': {
-            'starts': [
-                0,
-                9,
-                14,
-                32,
-                33,
-                47,
-                48,
-                60,
-                61,
-                62,
-                63,
-                95,
-                96,
-                97,
-                98,
-                101,
-                102,
-                103,
-                104,
-                107,
-                108,
-                109,
-                114,
-                115,
-                117,
-                118,
-                119,
-                121,
-                122,
-                133,
-                134,
-                160,
-                161,
-                5760,
-                5761,
-                8192,
-                8203,
-                8232,
-                8234,
-                8239,
-                8240,
-                8287,
-                8288,
-                12288,
-                12289,
-            ],
-            'interval_class': [
-                0,
-                1,
-                0,
-                1,
-                0,
-                2,
-                0,
-                3,
-                0,
-                4,
-                0,
-                5,
-                0,
-                6,
-                0,
-                7,
-                0,
-                8,
-                0,
-                9,
-                10,
-                0,
-                11,
-                0,
-                12,
-                13,
-                0,
-                14,
-                0,
-                1,
-                0,
-                1,
-                0,
-                1,
-                0,
-                1,
-                0,
-                1,
-                0,
-                1,
-                0,
-                1,
-                0,
-                1,
-                0,
-            ],
-            'accepts': [
-                [4],
-                [7],
-                [12],
-                [10],
-                [6],
-                [13],
-                [5],
-                [8],
-                [11],
-                [2],
-                [3],
-                [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
-                [1],
-                [14],
-                [9],
-            ],
-            'word_classes': [],
-        },
-        'dfa': {
-            'initial': [0, 0, 0],
-            'dead': [68],
-            'cells': [
-                [0, [], None],
-                [1, [-2], None],
-                [2, [0], None],
-                [3, [0], None],
-                [4, [0], None],
-                [5, [0], None],
-                [6, [0], None],
-                [7, [0], None],
-                [8, [0], None],
-                [9, [0], None],
-                [10, [0], None],
-                [11, [0], None],
-                [12, [0, -2], None],
-                [13, [0], None],
-                [14, [0], None],
-                [15, [0, 1], None],
-                [24, [0], None],
-                [16, [0, 1], None],
-                [17, [0, 1], None],
-                [18, [0, 1], None],
-                [19, [0, 1], None],
-                [20, [0, 1], None],
-                [21, [0, 1], None],
-                [22, [0, 1], None],
-                [23, [0, 1], None],
-                [25, [0], None],
-                [26, [0], None],
-                [27, [0], None],
-                [28, [0], None],
-                [29, [0], None],
-                [30, [0], None],
-                [31, [0], None],
-                [32, [0], None],
-                [33, [0, -2], None],
-                [34, [0, 1], None],
-                [35, [0, 1], None],
-                [36, [0, 1], None],
-                [37, [0, 1], None],
-                [38, [0], None],
-                [39, [0], None],
-                [40, [0], None],
-                [41, [0], None],
-                [42, [0], None],
-                [43, [0], None],
-                [44, [0], None],
-                [45, [0], None],
-                [46, [0, -2], None],
-                [47, [0], None],
-                [48, [0, 1], None],
-                [57, [0], None],
-                [49, [0, 1], None],
-                [50, [0, 1], None],
-                [51, [0, 1], None],
-                [52, [0, 1], None],
-                [53, [0, 1], None],
-                [54, [0, 1], None],
-                [55, [0, 1], None],
-                [56, [0, 1], None],
-                [58, [0], None],
-                [59, [0], None],
-                [60, [0], None],
-                [61, [0], None],
-                [62, [0], None],
-                [69, [0], None],
-                [63, [0], None],
-                [64, [0], None],
-                [65, [0], None],
-                [66, [0], None],
-                [67, [0], None],
-                [68, [], [0, -2]],
-                [70, [0], None],
-                [71, [0], None],
-                [72, [0], None],
-                [73, [0, -2], None],
-                [74, [0, 1], None],
-                [75, [0, 1], None],
-                [76, [0, 1], None],
-                [77, [0, 1], None],
-                [78, [0], None],
-                [79, [0], None],
-                [80, [0], None],
-                [81, [0], None],
-                [82, [0], None],
-                [83, [0], None],
-            ],
-            'rows': [
-                [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-                [0, 0, 0, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0],
-                [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0],
-                [0, 0, 0, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0],
-                [0, 0, 0, 1, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-                [0, 0, 0, 1, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0],
-                [0, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0],
-                [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8],
-                [0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-                [10, 11, 10, 12, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 11, 10, 12, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 14, 12, 10, 10, 15, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 16, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 10, 10, 17, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 18, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 19, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 20, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 21, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 22],
-                [10, 13, 10, 12, 23, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 24, 10, 12, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 24, 10, 12, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 10, 10, 25, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 26, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 27, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 28, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 29, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 30],
-                [10, 13, 10, 12, 31, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 32, 10, 33, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 32, 10, 33, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 14, 12, 10, 10, 34, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 10, 10, 35, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 36, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 37, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 20, 10, 10, 10, 38, 10],
-                [10, 13, 10, 12, 10, 10, 39, 10, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 10, 40, 10, 10, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 10, 10, 10, 10, 10, 41, 10, 10],
-                [10, 13, 10, 12, 10, 10, 10, 42, 10, 10, 10, 10, 10, 10, 10],
-                [10, 13, 10, 12, 43, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 47, 46, 44, 44, 48, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 49, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 50, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 51, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 52, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 53, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 54, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 55],
-                [44, 45, 44, 46, 56, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 57, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 57, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 58, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 59, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 60, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 61, 44, 44, 44, 62, 44],
-                [44, 45, 44, 46, 44, 44, 44, 63, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 64, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 65, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 66, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 67, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 68, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [69, 69, 69, 69, 69, 69, 69, 69, 69, 69, 69, 69, 69, 69, 69],
-                [-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 70],
-                [44, 45, 44, 46, 71, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 72, 44, 73, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 72, 44, 73, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 47, 46, 44, 44, 74, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 75, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 76, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 77, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 53, 44, 44, 44, 78, 44],
-                [44, 45, 44, 46, 44, 44, 79, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 80, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 81, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 82, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 83, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-                [44, 45, 44, 46, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44, 44],
-            ],
-            'eof': [
-                [None, -2],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [[0, -2], None],
-                [None, None],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-                [None, 0],
-            ],
-        },
-        'prefilter': {
-            'literals': ['<arg_key>'],
-            'lead': 0,
-            'lead_ranges': [],
-            'lead_is_loop': False,
-            'bare': True,
-            'exact': False,
-        },
-        'captures': {
-            'source': '[\\U0000003c][\\U00000061][\\U00000072][\\U00000067][\\U0000005f][\\U0000006b][\\U00000065][\\U00000079][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?P<key>(?:(?=([\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]*))\\2(?:[\\U00000009-\\U0000000d\\U00000020\\U0000003c\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000](?=([\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]*))\\3)*?))(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U0000002f][\\U00000061][\\U00000072][\\U00000067][\\U0000005f][\\U0000006b][\\U00000065][\\U00000079][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U00000061][\\U00000072][\\U00000067][\\U0000005f][\\U00000076][\\U00000061][\\U0000006c][\\U00000075][\\U00000065][\\U0000003e](?P<value>(?:(?=([\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]*))\\5(?:[\\U0000003c](?=([\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]*))\\6)*?))[\\U0000003c][\\U0000002f][\\U00000061][\\U00000072][\\U00000067][\\U0000005f][\\U00000076][\\U00000061][\\U0000006c][\\U00000075][\\U00000065][\\U0000003e]',
-            'names': {'key': ['key'], 'value': ['value']},
-        },
-    },
-    # 4: '\\s*<tool_call>\\s*(?P<name>[^\\s<]+)\\s*'
+    # 3: '\\s*<tool_call>\\s*(?P<name>[^\\s<]+)\\s*'
     {
         'format': 'rtcompiler.regex/1',
         'pattern': '\\s*<tool_call>\\s*(?P<name>[^\\s<]+)\\s*',
@@ -4235,9 +4329,11 @@ _REGEX_DATA = [
         'captures': {
             'source': '(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?P<name>(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}',
             'names': {'name': ['name']},
+            'apart': False,
+            'tail': True,
         },
     },
-    # 5: '</tool_call>'
+    # 4: '</tool_call>'
     {
         'format': 'rtcompiler.regex/1',
         'pattern': '</tool_call>',
@@ -4345,9 +4441,11 @@ _REGEX_DATA = [
         'captures': {
             'source': '[\\U0000003c][\\U0000002f][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e]',
             'names': {},
+            'apart': True,
+            'tail': True,
         },
     },
-    # 6: '<\\|observation\\|>|<\\|endoftext\\|>|<\\|user\\|>'
+    # 5: '<\\|observation\\|>|<\\|endoftext\\|>|<\\|user\\|>'
     {
         'format': 'rtcompiler.regex/1',
         'pattern': '<\\|observation\\|>|<\\|endoftext\\|>|<\\|user\\|>',
@@ -4616,10 +4714,87 @@ _REGEX_DATA = [
         'captures': {
             'source': '(?:[\\U0000003c][\\U0000007c][\\U0000006f][\\U00000062][\\U00000073][\\U00000065][\\U00000072][\\U00000076][\\U00000061][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U0000007c][\\U0000003e]|[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006e][\\U00000064][\\U0000006f][\\U00000066][\\U00000074][\\U00000065][\\U00000078][\\U00000074][\\U0000007c][\\U0000003e]|[\\U0000003c][\\U0000007c][\\U00000075][\\U00000073][\\U00000065][\\U00000072][\\U0000007c][\\U0000003e])',
             'names': {},
+            'apart': True,
+            'tail': True,
         },
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]
+# xml-inline tag patterns: a chain of literals (see TagChain) or a compiled regex.
+_TAG_DATA = [
+    # 0: '<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>'
+    {
+        'format': 'rtcompiler.tag/1',
+        'pattern': '<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>',
+        'chain': {
+            'lead': '<arg_key>',
+            'steps': [
+                [
+                    'run',
+                    [
+                        [9, 13],
+                        [32, 32],
+                        [133, 133],
+                        [160, 160],
+                        [5760, 5760],
+                        [8192, 8202],
+                        [8232, 8233],
+                        [8239, 8239],
+                        [8287, 8287],
+                        [12288, 12288],
+                    ],
+                    0,
+                    None,
+                    None,
+                ],
+                [
+                    'span',
+                    1,
+                    [
+                        [
+                            [9, 13],
+                            [32, 32],
+                            [133, 133],
+                            [160, 160],
+                            [5760, 5760],
+                            [8192, 8202],
+                            [8232, 8233],
+                            [8239, 8239],
+                            [8287, 8287],
+                            [12288, 12288],
+                        ],
+                        None,
+                    ],
+                    ['lit', '</arg_key>'],
+                ],
+                [
+                    'run',
+                    [
+                        [9, 13],
+                        [32, 32],
+                        [133, 133],
+                        [160, 160],
+                        [5760, 5760],
+                        [8192, 8202],
+                        [8232, 8233],
+                        [8239, 8239],
+                        [8287, 8287],
+                        [12288, 12288],
+                    ],
+                    0,
+                    None,
+                    None,
+                ],
+                ['lit', '<arg_value>', None],
+                ['span', 2, None, ['lit', '</arg_value>']],
+            ],
+            'names': {'key': 1, 'value': 2},
+            'form': '<arg_key>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}(?=((?P<key>(?=([\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]*))\\3(?:(?:(?=([\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]+))\\4|[\\U0000003c])(?=([\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]*))\\5)*?)[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]*</arg_key>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}<arg_value>))\\1(?P<value>(?=([\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]*))\\7(?:(?:[\\U0000003c])(?=([\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]*))\\8)*?)</arg_value>',
+        },
+        'regex': None,
+    },
+]
+_TAGS = [tag_from_data(data) for data in _TAG_DATA]
 
 _ARGS_content_1 = {
     'tag_pattern': '<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>',
@@ -4647,7 +4822,7 @@ def _process_0(body, captures):
     return body.strip()
 
 def _process_1(body, captures):
-    content = parse_xml_inline(body, _ARGS_content_1, _REGEXES[3].group_finditer, None)
+    content = parse_xml_inline(body, _ARGS_content_1, _TAGS[0].group_finditer, None)
     try:
         return {'type': 'function', 'function': {'name': captures['name'], 'arguments': content}}
     except (KeyError, TypeError):
@@ -4659,8 +4834,8 @@ def _process_2(body, captures):
 TABLE = RegionTable(
     [
         Region('reasoning_content', Delimiter(_REGEXES[1], True, False, ['<think>']), Delimiter(_REGEXES[2], True, False, ['</think>']), True, False, None, True, _process_0),
-        Region('tool_calls', Delimiter(_REGEXES[4], False, False), Delimiter(_REGEXES[5], True, False, ['</tool_call>']), False, True, None, True, _process_1),
-        Region('content', None, Delimiter(_REGEXES[6], True, False, ['<|observation|>', '<|endoftext|>', '<|user|>']), True, False, None, True, _process_2),
+        Region('tool_calls', Delimiter(_REGEXES[3], False, False), Delimiter(_REGEXES[4], True, False, ['</tool_call>']), False, True, None, True, _process_1),
+        Region('content', None, Delimiter(_REGEXES[5], True, False, ['<|observation|>', '<|endoftext|>', '<|user|>']), True, False, None, True, _process_2),
     ],
     'content',
     {'role': 'assistant'},

@@ -16,6 +16,9 @@ answers for ``.search(s, pos)`` and ``.search(s, pos, partial=True)``.
 
 from .dfa import Dfa
 from .nfa import Nfa, compile_nfa
-from .search import Match, Regex, Scanner, compile_regex
+from .search import Match, Regex, Scanner, TagPattern, compile_regex, compile_tag_pattern
 
-__all__ = ["Dfa", "Match", "Nfa", "Regex", "Scanner", "compile_nfa", "compile_regex"]
+__all__ = [
+    "Dfa", "Match", "Nfa", "Regex", "Scanner", "TagPattern", "compile_nfa", "compile_regex",
+    "compile_tag_pattern",
+]

@@ -12,7 +12,8 @@ match whose span the DFA already found, with the search cut at its end
 (``endpos``): paths that would read past it fail in both, so the first success
 is the same path, and no search can wander. Anything else (assertions,
 lookaheads, loops over alternatives or groups, one name on several groups)
-gets no such form and keeps Pike's VM.
+gets no such form and keeps Pike's VM; so does a pattern on which backtracking
+is not linear (:mod:`rtcompiler.automata.linearity`).
 
 The form need not be written as the pattern is, only take the same first
 successful path: a lazy loop over a character set is written so that sre
@@ -27,17 +28,25 @@ import re
 from ..dialect import ast
 from ..dialect.charsets import CharSet
 from ..runtime.engine import _char_class
+from .linearity import backtracking_facts
 
 # re reads \NNN of three octal digits as a character, not group NNN.
 _MAX_BACKREFERENCE = 99
 
 
 def capture_pattern(pattern: ast.Pattern) -> dict | None:
-    """``{"source": stdlib re source, "names": {group name: [re group names]}}``, or None.
+    r"""``{"source": stdlib re source, "names": {group name: [re group names]},
+    "apart": bool, "tail": bool}``, or None.
 
     One name may stand on groups in different alternatives (Harmony's two
     ``name`` groups): at most one of them takes part in a match, so each gets
     its own ``re`` name and the one that matched gives the value.
+
+    A form is given only where backtracking on it is linear in what an attempt
+    reads (``linear`` in :mod:`rtcompiler.automata.linearity`): ``\s*(?P<k>.*?)\s*x``
+    can read a run of spaces a cubic number of times in ``re``, so it has none.
+    ``apart`` and ``tail`` say where it may also run over a whole text: a
+    ``finditer`` (every start), or a match at one start that the caller moves past.
     """
     # Patterns without groups get a form too: it finds the same spans, which is
     # all a start anchor's finditer (truncate_at_last_anchor) needs.
@@ -50,7 +59,12 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
         re.compile(source, re.DOTALL)
     except re.error:
         return None
-    return {"source": source, "names": emitter.names}
+    facts = backtracking_facts(pattern.root, frozenset(emitter.atomic))
+    if not facts["linear"]:
+        return None
+    return {
+        "source": source, "names": emitter.names, "apart": facts["apart"], "tail": facts["tail"],
+    }
 
 
 class _Unsupported(Exception):
@@ -61,6 +75,7 @@ class _Emitter:
     def __init__(self) -> None:
         self.names: dict[str, list[str]] = {}
         self.groups = 0  # re groups opened so far, in source order: backreferences need them
+        self.atomic: set[int] = set()  # ids of the loops written as atomic runs (absorbed)
 
     def emit(
         self, node: ast.Node, in_loop: bool, after: tuple[ast.Node, ...] | None
@@ -122,6 +137,17 @@ class _Emitter:
                 skipping = self.lazy_loop(node.item.chars, node.min, after)
                 if skipping is not None:
                     return skipping, frozenset()
+            if (
+                node.greedy and node.max is None and isinstance(node.item, ast.Chars)
+                and _absorbed(node.item.chars, after) and self.groups < _MAX_BACKREFERENCE
+            ):
+                # A maximal run that no shorter one can beat (see _absorbed): taken
+                # whole, so that a failing attempt does not try every split of the
+                # run between this loop and the next.
+                self.atomic.add(id(node))
+                self.groups += 1
+                run = _char_class(node.item.chars.ranges) + f"{{{node.min},}}"
+                return f"(?=({run}))\\{self.groups}", frozenset()
             inner_source, _ = self.emit(node.item, in_loop=True, after=None)
             upper = "" if node.max is None else str(node.max)
             lazy = "" if node.greedy else "?"
@@ -172,6 +198,37 @@ class _Emitter:
             turn = f"{_char_class(stop.ranges)}(?=({run_class}*))\\{self.groups}"
             source += f"(?:{turn})*?"
         return f"(?:{head}{source})"
+
+
+def _absorbed(chars: CharSet, after: tuple[ast.Node, ...] | None) -> bool:
+    r"""Whether a greedy loop over ``chars`` may be atomic: what follows it is a greedy
+    loop (at least zero times) over a superset, and then something that cannot begin
+    with a character of ``chars``, or may be empty.
+
+    Giving back ``k`` characters of the run only lets the next loop start ``k``
+    earlier; that loop, greedy over a superset, reaches the same end and then tries
+    the same positions and ``k`` more, each of them inside the run, where the rest
+    cannot begin (or where the rest, able to be empty, already succeeded at the
+    end). So the first success, if any, is the one with the whole run: Harmony's
+    ``(?P<name>[^\s<]+)[^<]*<``, whose name is otherwise split every way on a
+    failing header.
+    """
+    if not after:
+        return False
+    follow = after[0]
+    while isinstance(follow, ast.Group):
+        follow = follow.item
+    if not (
+        isinstance(follow, ast.Repeat) and follow.greedy and follow.min == 0
+        and follow.max is None and isinstance(follow.item, ast.Chars)
+        and not chars.difference(follow.item.chars)
+    ):
+        return False
+    rest = _first(after[1:])
+    if rest is None:
+        return False
+    begins, nullable = rest
+    return nullable or not begins.intersection(chars)
 
 
 def _first(nodes) -> tuple[CharSet, bool] | None:

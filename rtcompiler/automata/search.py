@@ -31,9 +31,12 @@ from __future__ import annotations
 
 import functools
 
+from ..dialect import ast
+from ..dialect.errors import PatternError
 from ..dialect.parser import parse_pattern
-from ..runtime.engine import CompiledRegex, Match, Prefilter, Scanner, regex_from_data
+from ..runtime.engine import CompiledRegex, Match, Prefilter, Scanner, TagChain, regex_from_data
 from .capture import capture_pattern
+from .chain import chain_plan
 from .dfa import Dfa
 from .nfa import Nfa, compile_nfa
 from .prefilter import prefilter_data
@@ -102,4 +105,66 @@ def compile_regex(pattern: str) -> Regex:
     return Regex(compile_nfa(pattern))
 
 
-__all__ = ["Match", "Regex", "Scanner", "compile_regex"]
+class TagPattern:
+    """An xml-inline tag pattern, compiled for ``group_finditer`` over a region body.
+
+    A pattern with the shape of a chain of literals (:mod:`rtcompiler.automata.chain`)
+    runs as a :class:`TagChain`, backreferences included; any other runs as a
+    :class:`Regex` (its stdlib form where that is linear, else its automata).
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        parsed = parse_pattern(source, backreferences=True)
+        plan = chain_plan(parsed)
+        backref = _first_backref(parsed.root)
+        if plan is None and backref is not None:
+            raise PatternError(
+                "backreference", backref.column, source,
+                detail="backreference outside the tag-pair shape that rtcompiler matches in "
+                "linear time (like <(?P<key>\\w+)>(?P<value>.*?)</(?P=key)>; see "
+                "docs/regex-dialect.md)",
+            )
+        self.plan = plan
+        self.chain = None if plan is None else TagChain(plan)
+        self.regex = compile_regex(source) if plan is None else None
+        finder = self.chain if self.chain is not None else self.regex
+        assert finder is not None
+        self.group_finditer = finder.group_finditer
+
+    def to_data(self) -> dict:
+        return {
+            "format": "rtcompiler.tag/1",
+            "pattern": self.source,
+            "chain": self.plan,
+            "regex": None if self.regex is None else self.regex.to_data(),
+        }
+
+
+def _first_backref(node: ast.Node) -> ast.Backref | None:
+    if isinstance(node, ast.Backref):
+        return node
+    for child in _children(node):
+        found = _first_backref(child)
+        if found is not None:
+            return found
+    return None
+
+
+def _children(node: ast.Node) -> tuple:
+    if isinstance(node, ast.Concat):
+        return node.items
+    if isinstance(node, ast.Alternation):
+        return node.alternatives
+    if isinstance(node, (ast.Group, ast.Repeat, ast.Lookahead)):
+        return (node.item,)
+    return ()
+
+
+@functools.lru_cache(maxsize=256)
+def compile_tag_pattern(pattern: str) -> TagPattern:
+    """Compile an xml-inline ``tag_pattern``, or raise ``PatternError``."""
+    return TagPattern(pattern)
+
+
+__all__ = ["Match", "Regex", "Scanner", "TagPattern", "compile_regex", "compile_tag_pattern"]

@@ -70,7 +70,13 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra and getattr(args, "file", "") is None and not extra[0].startswith("-"):
+            # argparse fills TEMPLATE and the optional FILE at once, so FILE after an
+            # option (rtc parse qwen3 --openai out.txt) would be left over.
+            args.file = path_argument(extra.pop(0))
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         if not getattr(args, "command", None):
             parser.print_help()
             return EXIT_INPUT_ERROR
@@ -87,6 +93,8 @@ def _main(argv: list[str] | None) -> int:
             raise
         say(f"rtc: error: {e}")
         return EXIT_INPUT_ERROR
+    except BrokenPipeError:
+        raise  # not an input error: main() exits quietly with 141
     except OSError as e:
         if os.environ.get("RTC_DEBUG"):
             raise

@@ -22,12 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import __version__
-from ..automata import compile_regex
+from ..automata import compile_regex, compile_tag_pattern
 from ..automata.dfa import WorkBudget
 from ..template import Field, Template
 from . import plans
 from .literals import MAX_NESTING, assignment, literal, nesting
-from .sections import section
+from .sections import section, sections_of
 
 ENGINE = "rtcompiler.runtime.engine"
 STREAM = "rtcompiler.runtime.stream"
@@ -40,6 +40,7 @@ class _Module:
 
     runtime: dict[tuple[str, str], str] = field(default_factory=dict)  # (module, section) -> code
     regexes: dict[str, int] = field(default_factory=dict)  # pattern source -> table slot
+    tags: list[str] = field(default_factory=list)  # xml-inline tag patterns, index = slot
     data: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
     # The template's DFA work budget: its delimiters' tables (counted when it loaded)
@@ -53,6 +54,11 @@ class _Module:
 
     def regex(self, source: str) -> int:
         return self.regexes.setdefault(source, len(self.regexes))
+
+    def tag(self, source: str) -> int:
+        if source not in self.tags:
+            self.tags.append(source)
+        return self.tags.index(source)
 
 
 def generate_module(template: Template, *, openai: bool = False) -> str:
@@ -100,10 +106,12 @@ def _delimiters(template: Template) -> list:
 def _ordered(runtime: dict[tuple[str, str], str]) -> list[tuple[tuple[str, str], str]]:
     """Runtime sections in a fixed order: engine, the rest by module, stream, openai."""
 
-    def rank(key: tuple[str, str]) -> tuple[int, str, str]:
+    def rank(key: tuple[str, str]) -> tuple[int, str, int, str]:
         mod, name = key
         order = {ENGINE: 0, STREAM: 2, OPENAI: 3}
-        return (order.get(mod, 1), mod, name)
+        # The engine's sections in file order: the engine before the tag chains it serves.
+        within = list(sections_of(mod)).index(name) if mod == ENGINE else 0
+        return (order.get(mod, 1), mod, within, name)
 
     return sorted(runtime.items(), key=lambda item: rank(item[0]))
 
@@ -166,11 +174,22 @@ def _regex_tables(module: _Module) -> str:
         f"    # {i}: {source!r}\n    {literal(compile_regex(source).to_data(), 4)}"
         for i, source in enumerate(module.regexes)
     )
-    return (
+    out = (
         "# Compiled delimiters: NFA, character classes and complete DFA tables per pattern.\n"
         f"_REGEX_DATA = [\n{body},\n]\n"
         "_REGEXES = [regex_from_data(data) for data in _REGEX_DATA]\n"
     )
+    if module.tags:
+        tags = ",\n".join(
+            f"    # {i}: {source!r}\n    {literal(compile_tag_pattern(source).to_data(), 4)}"
+            for i, source in enumerate(module.tags)
+        )
+        out += (
+            "# xml-inline tag patterns: a chain of literals (see TagChain) or a compiled regex.\n"
+            f"_TAG_DATA = [\n{tags},\n]\n"
+            "_TAGS = [tag_from_data(data) for data in _TAG_DATA]\n"
+        )
+    return out
 
 
 def _region_source(module: _Module, index: int, f: Field) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..automata import compile_regex
+from ..automata import compile_tag_pattern
 from ..automata.dfa import WorkBudget
 from ..dialect.errors import PatternError
 from ..runtime import content as content_runtime
@@ -26,6 +26,7 @@ from .literals import MAX_NESTING, assignment, literal, nesting
 if TYPE_CHECKING:
     from .generate import _Module
 
+ENGINE = "rtcompiler.runtime.engine"
 CONTENT = "rtcompiler.runtime.content"
 TRANSFORM = "rtcompiler.runtime.transform"
 TOOLS = "rtcompiler.runtime.tools"
@@ -91,7 +92,8 @@ def field_function(
 
 
 def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
-    """An xml-inline tag pattern must be in our dialect: refuse it when compiling.
+    """An xml-inline tag pattern must be in our dialect, and matched in linear time
+    (a backreference only in the tag-pair shape): refuse it when compiling.
 
     (transformers only fails when a region of the field is parsed, with
     ``regex.error``; a generated module cannot raise that type, and a template
@@ -99,7 +101,9 @@ def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
     which the module embeds, count towards the template's work budget.
     """
     try:
-        budget.build(compile_regex(pattern).dfa)
+        tag = compile_tag_pattern(pattern)
+        if tag.regex is not None:
+            budget.build(tag.regex.dfa)
     except PatternError as e:
         raise TemplateError(where, e.detail or str(e)) from None
 
@@ -132,30 +136,11 @@ def _content_function(
                 finditer = "None"
                 if plan.tag_pattern is not None:
                     _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern", module.budget)
-                    finditer = f"_REGEXES[{module.regex(plan.tag_pattern)}].group_finditer"
+                    finditer = f"_TAGS[{module.tag(plan.tag_pattern)}].group_finditer"
+                    sections.append((ENGINE, "chain"))
                 call += f", {finditer}"
             call += f", {nested}"
         call += ")"
     if define:
         module.functions.append(f"def {name}(body):\n    return {call}\n")
-    return name, call
-    call = f"{plan.function}(body, {args}"
-    if plan.function in ("parse_xml_inline", "parse_kv_lines"):
-        nested = "None"
-        if plan.value_parser is not None:
-            nested, _ = _content_function(
-                f"{name}_value", plan.value_parser, module, sections, where + ".value_parser.args"
-            )
-        if plan.function == "parse_xml_inline":
-            finditer = "None"
-            if plan.tag_pattern is not None:
-                _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern")
-                finditer = f"_REGEXES[{module.regex(plan.tag_pattern)}].group_finditer"
-            call += f", {finditer}"
-        call += f", {nested}"
-    call += ")"
-    module.functions.append(f"def {name}(body):\n    return {call}\n")
-    for s in plan.sections:
-        if (CONTENT, s) not in sections:
-            sections.append((CONTENT, s))
     return name, call

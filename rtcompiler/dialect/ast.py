@@ -12,7 +12,6 @@ Example: ``\\s*<tool_call>`` parses to::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from .charsets import CharSet
 
@@ -80,7 +79,18 @@ class Lookahead:
     negative: bool
 
 
-Node = Union[Empty, Chars, Concat, Alternation, Repeat, Group, Assertion, Lookahead]
+@dataclass(frozen=True)
+class Backref:
+    """The text group ``index`` matched, again (``\\1``, ``(?P=name)``): read only in
+    xml-inline tag patterns, where :mod:`rtcompiler.automata.chain` runs them."""
+
+    index: int
+    column: int
+
+
+Node = (
+    Empty | Chars | Concat | Alternation | Repeat | Group | Assertion | Lookahead | Backref
+)
 
 
 @dataclass(frozen=True)

@@ -66,22 +66,29 @@ _ESCAPE_CONSTRUCTS = {
 }
 
 
-def parse_pattern(source: str, check: Callable[[ast.Pattern], None] | None = None) -> ast.Pattern:
+def parse_pattern(
+    source: str,
+    check: Callable[[ast.Pattern], None] | None = None,
+    *,
+    backreferences: bool = False,
+) -> ast.Pattern:
     """Parse ``source`` into an :class:`ast.Pattern` or raise :class:`PatternError`.
 
     ``check``, if given, sees the tree before the ``regex`` module compiles the pattern
     to validate it, and may refuse it: ``regex`` expands counted repetitions, so
     ``x{1000000000}`` would take it gigabytes (see :func:`read_pattern`).
+    ``backreferences``: read ``\\N``, ``(?P=name)`` and ``\\g<...>`` as
+    :class:`ast.Backref` (xml-inline tag patterns) instead of refusing them.
     """
     if check is not None:
-        tree = read_pattern(source)
+        tree = read_pattern(source, backreferences)
         if tree is not None:
             check(tree)
     _check_with_regex(source)
-    return _Reader(source).read()
+    return _Reader(source, backreferences).read()
 
 
-def read_pattern(source: str) -> ast.Pattern | None:
+def read_pattern(source: str, backreferences: bool = False) -> ast.Pattern | None:
     """The tree of ``source`` without asking ``regex`` first, or None if it cannot be read.
 
     For size checks that must come before ``regex`` compiles a pattern. The reader
@@ -90,7 +97,7 @@ def read_pattern(source: str) -> ast.Pattern | None:
     left to :func:`parse_pattern` to refuse with the right reason.
     """
     try:
-        return _Reader(source).read()
+        return _Reader(source, backreferences).read()
     except Exception:
         return None
 
@@ -118,8 +125,9 @@ def _check_with_regex(source: str) -> None:
 
 
 class _Reader:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, backreferences: bool = False) -> None:
         self.src = source
+        self.backreferences = backreferences
         self.pos = 0
         self.ignore_case = False
         self.verbose = False
@@ -324,12 +332,30 @@ class _Reader:
                 d in "01234567" for d in self.src[self.pos : self.pos + 2]
             ):
                 raise self.fail("octal escape", start)  # regex: three octal digits
-            raise self.fail("backreference", start)
+            if not self.backreferences:
+                raise self.fail("backreference", start)
+            digits = c
+            if self.peek().isdigit():  # regex reads at most two digits as a group number
+                digits += self.peek()
+                self.pos += 1
+            return self.backref(int(digits), start)
+        if c == "g" and self.backreferences and self.peek() == "<":
+            close = self.src.index(">", self.pos)
+            ref = self.src[self.pos + 1 : close]
+            self.pos = close + 1
+            return self.backref(int(ref) if ref.isdigit() else self.group_names.get(ref), start)
         if c in _ESCAPE_CONSTRUCTS:
             raise self.fail(_ESCAPE_CONSTRUCTS[c], start)
         if c.isalnum():
             raise self.fail(f"escape \\{c}", start)
         return self.literal(c)
+
+    def backref(self, index: int | None, start: int) -> ast.Backref:
+        # regex has already refused a reference to a group that does not exist or
+        # is not closed yet; a lookahead keeps its groups to itself here.
+        if index is None or index > self.group_count or self.lookahead_depth:
+            raise self.fail("backreference", start)
+        return ast.Backref(index, start)
 
     def read_hex(self, kind: str, start: int) -> str:
         if self.peek() == "{":
@@ -407,6 +433,11 @@ class _Reader:
             end = self.src.index(")", self.pos)
             self.pos = end + 1
             return None
+        if rest.startswith("P=") and self.backreferences:
+            close = self.src.index(")", self.pos)
+            name = self.src[self.pos + 4 : close]
+            self.pos = close + 1
+            return self.backref(self.group_names.get(name), start)
         construct = _group_construct(rest)
         if construct is not None:
             raise self.fail(construct, start)

@@ -151,6 +151,23 @@ def _park_strings(text: str, open_d: str, close_d: str, parked: list) -> str:
     ``str.find``: the lazy loop made sre try the close delimiter at every
     character of a long string (a file body), several times slower.
     """
+    if not open_d and close_d:
+        # Every position opens: each string runs from where the last one closed to the
+        # next close. (The regex form would try every start and read to the end from
+        # each one when no close follows.)
+        out = []
+        at = 0
+        while True:
+            stop = text.find(close_d, at)
+            if stop < 0:
+                break
+            out.append(f"{_PARK_OPEN}{len(parked)}{_PARK_CLOSE}")
+            parked.append(text[at:stop])
+            at = stop + len(close_d)
+        if not out:
+            return text
+        out.append(text[at:])
+        return "".join(out)
     if not open_d or not close_d:
         # Empty delimiters match everywhere; the regex form defines what that means.
         def park(m) -> str:
@@ -816,9 +833,9 @@ FinditerFactory = Callable[[str], Finditer]
 
 
 def _engine_finditer(pattern: str) -> Finditer:
-    from rtcompiler.automata import compile_regex
+    from rtcompiler.automata import compile_tag_pattern
 
-    return compile_regex(pattern).group_finditer
+    return compile_tag_pattern(pattern).group_finditer
 
 
 def build_parser(

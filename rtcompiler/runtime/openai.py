@@ -987,6 +987,7 @@ def _tool_stream(f: Any) -> dict | None:
             or plan.args["merge_duplicates"]
             or name_at[0] != "capture"
             or args_at[1]
+            or not _automaton_pattern(plan.tag_pattern)
         ):
             return None
         spec = {"parser": "xml", "each": False, "name": name_at, "arguments": [],
@@ -995,6 +996,19 @@ def _tool_stream(f: Any) -> dict | None:
             spec["id"] = id_at[1]
         return spec
     return None
+
+
+def _automaton_pattern(pattern: str) -> bool:
+    """Whether a tag pattern compiles to automata, which streaming steps through; a
+    backreference tag pattern only runs whole, as a chain (automata/chain.py)."""
+    from rtcompiler.automata import compile_regex
+    from rtcompiler.dialect import PatternError
+
+    try:
+        compile_regex(pattern)
+    except PatternError:
+        return False
+    return True
 
 
 def _simple_delims(delims: Any) -> bool:

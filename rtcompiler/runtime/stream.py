@@ -41,6 +41,11 @@ _FORM_HELD = 96
 _PARTIALS = 4096
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
+# What the stdlib matches of a whole-text parse may go through, in all: this many times
+# the text (see complete). A delimiter's stdlib form reads a bounded number of characters
+# past the match it returns (its ``tail`` fact), but a match that another delimiter's
+# commit cuts into is looked for again, from further on.
+_WHOLE_READS = 4
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
 # Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
@@ -369,7 +374,7 @@ def _walks(watches):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or pre.lead
+                regex.captures is None or not regex.tail or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -436,16 +441,9 @@ def truncate_at_last_anchor(anchor, prefix, literals=None):
             if at > last:
                 last, last_end = at, at + len(literal)
         return prefix if last_end is None else prefix[last_end:]
-    last_end = None
-    form = anchor.captures
-    if form is not None:
-        # The stdlib form finds regex's spans (see automata/capture.py); stepping
-        # the DFA over a long chat prompt cost tens of microseconds a parse.
-        for m in form.finditer(prefix):
-            last_end = m.end()
-    else:
-        for m in anchor.finditer(prefix):
-            last_end = m.end
+    # The stdlib form finds regex's spans (see automata/capture.py) where its search is
+    # linear; stepping the automata over a long chat prompt costs tens of microseconds.
+    last_end = anchor.last_end(prefix)
     return prefix if last_end is None else prefix[last_end:]
 
 
@@ -459,7 +457,7 @@ class ResponseStream:
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
-        "initial_events",
+        "initial_events", "formed",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
@@ -509,6 +507,7 @@ class ResponseStream:
         self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
+        self.formed = 0  # parse_whole: characters its successful stdlib matches went through
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -847,6 +846,7 @@ class ResponseStream:
             self.append(text)
         self.whole = {}
         self.failures = 0
+        self.formed = 0
         self.whole_pass()
         return self.finish()
 
@@ -1157,6 +1157,7 @@ class ResponseStream:
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
+        reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
         for found in table.landmarks.finditer(held, lo):
             spot = by_literal.get(found.group())
             if spot is None:
@@ -1171,6 +1172,9 @@ class ResponseStream:
                     start, end, caught = at + base, found.end() + base, None
                 else:
                     # (best_at for one delimiter: its match begins at the landmark.)
+                    if reads < 0:
+                        done = False
+                        break
                     matched = form.captures.match(held, at)
                     if matched is None:
                         self.failures += 1
@@ -1178,12 +1182,16 @@ class ResponseStream:
                             done = False
                             break
                         continue
-                    self.examined += matched.end() - at
-                    start, end = at + base, matched.end() + base
+                    end = matched.end()
+                    self.examined += end - at
+                    reads -= end - at
+                    start, end = at + base, end + base
                     caught = _form_captures(form, matched) if kind == "open" else None
             else:
                 self.pos = pos
+                self.formed = _WHOLE_READS * self.end - reads
                 best = self.best_at(held, base, found, at, entries)
+                reads = _WHOLE_READS * self.end - self.formed
                 if best is None:
                     continue
                 if best is False:
@@ -1223,6 +1231,7 @@ class ResponseStream:
                 done = False
                 break
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]
         if done and not cut:
             self.end_whole(held, base)
@@ -1241,6 +1250,8 @@ class ResponseStream:
                 regex = delimiter.regex
                 # (complete's attempt: from the run of lead characters before.)
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
+                if self.formed > _WHOLE_READS * self.end:
+                    return False
                 matched = regex.captures.match(held, t)
                 if matched is None:
                     if t != at:
@@ -1250,6 +1261,7 @@ class ResponseStream:
                         return False
                     continue
                 self.examined += matched.end() - t
+                self.formed += matched.end() - t
                 start, end = matched.start() + base, matched.end() + base
             # The earliest start wins; ties (one literal opening two regions) go
             # as in whole_pass.
@@ -1517,9 +1529,15 @@ class ResponseStream:
         prefilter has no bounded lead, every match holds a literal preceded only
         by lead characters: no match begins before the run of lead characters
         ending where the first literal begins. A match tried there, once, is
-        then the leftmost; if it fails, the scanner decides (linear time: no
-        ``re`` search is ever retried from start to start). An answer holds
+        then the leftmost; if it fails, the scanner decides. An answer holds
         until ``pos`` passes the match's start.
+
+        Linear time: the form reads each character a bounded number of times per
+        attempt and a bounded number past the match it returns (its ``linear`` and
+        ``tail`` facts, rtcompiler/automata/linearity.py); no ``re`` search is ever
+        retried from start to start; a bounded number of matches may fail (each
+        may read to the end), and the successful ones may go through at most
+        ``_WHOLE_READS`` times the text in all. Past either bound, the scanners.
         """
         cached = self.whole.get(key)
         pos = self.pos
@@ -1540,7 +1558,10 @@ class ResponseStream:
             self.whole[key] = (pos, m)
             return m
         form = regex.captures
-        if form is None or pre is None or pre.lead:
+        if (
+            form is None or pre is None or pre.lead or not regex.tail
+            or self.formed > _WHOLE_READS * self.end
+        ):
             self.whole[key] = _SLOW
             return _SLOW
         held, base = self.held()
@@ -1566,6 +1587,7 @@ class ResponseStream:
                 return _SLOW
             lo = hit + 1
         self.examined += found.end() - t
+        self.formed += found.end() - t
         m = _form_match(regex, found, base)
         self.whole[key] = (pos, m)
         return m

@@ -19,7 +19,7 @@ import regex
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from rtcompiler.automata import compile_regex
+from rtcompiler.automata import compile_regex, compile_tag_pattern
 from rtcompiler.dialect import PatternError
 from rtcompiler.dialect.charsets import CharSet
 from rtcompiler.runtime.engine import _char_class
@@ -107,24 +107,28 @@ def test_group_finditer_matches_regex_on_tag_patterns(data: st.DataObject) -> No
     assert_same_iteration(pattern, text)
 
 
-def test_tag_patterns_get_the_stdlib_form() -> None:
-    # The bundled xml-inline patterns must take the fast path, or the speed-up is lost.
-    for pattern in (
-        r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
-        r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>",
+def test_bundled_tag_patterns_run_as_chains() -> None:
+    # The bundled xml-inline patterns are chains of literals (automata/chain.py): exact
+    # in one pass of str.find, whatever the text; GLM's has no linear stdlib form at all.
+    for pattern, stdlib in (
+        (r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>", True),
+        (r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>", False),
     ):
-        rx = compile_regex(pattern)
-        assert rx.group_finditer == rx._short_text_finditer  # the stdlib form, for short texts
+        tag = compile_tag_pattern(pattern)
+        assert tag.chain is not None and tag.regex is None
+        assert (compile_regex(pattern).captures is not None) == stdlib
 
 
 def test_long_texts_leave_backtracking_for_the_linear_engine():
-    # Thousands of unclosed tags make a backtracking finditer rescan the rest of the
-    # text from each one (quadratic); past BACKTRACKING_LIMIT characters the DFA runs.
+    # Thousands of unclosed tags make a backtracking finditer read the rest of the
+    # text from each one (quadratic); with more than LONG_ATTEMPTS_LIMIT of them, our
+    # linear finditer runs instead.
     pattern = r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"
-    # A private, uncached copy: this test explores its lazy DFA and swaps its stdlib
-    # form, which must not leak into other users of compile_regex's cache.
+    # A private, uncached copy: this test swaps its stdlib form, which must not leak
+    # into other users of compile_regex's cache.
     compiled = compile_regex.__wrapped__(pattern)
     assert compiled.captures is not None  # this pattern has a stdlib form
+    assert not compiled.apart  # `.*?` reads '<', where another attempt begins
     calls = []
     stdlib = compiled.captures
 
@@ -136,7 +140,6 @@ def test_long_texts_leave_backtracking_for_the_linear_engine():
             calls.append(len(text))
             return stdlib.finditer(text)
 
-    # compile_regex is cached: the counting stand-in must not outlive this test.
     compiled.captures = Counting()
     try:
         short = "<parameter=a>x" * 20 + "<parameter=b>\ny\n</parameter>"
@@ -146,7 +149,6 @@ def test_long_texts_leave_backtracking_for_the_linear_engine():
             want = [(m.span(), m.groupdict()) for m in regex.finditer(pattern, text, regex.DOTALL)]
             assert got == want
         assert calls == [len(short)]
-        assert len(long) > compiled.BACKTRACKING_LIMIT >= len(short)
         # A long text with few tags (a file body in one parameter) keeps the stdlib form:
         # few attempts can run long, so backtracking stays linear.
         few = "<parameter=path>\na.py\n</parameter>\n<parameter=body>\n" + "x = 1\n" * 2000
@@ -294,7 +296,6 @@ LAZY_CASES = [
     ]),
     (r"a.*?b", ["ab", "a\nxb", "aaab", "a", "axxbxxb", "ba", "a\u212ab"]),
     (r"(?P<v>.*?)(?:x|yz)", ["x", "yz", "y", "abyqyz", "abyzx", "", "aaa", "yyyz"]),
-    (r"<(?P<v>.*?)>(?P<w>[^<]*?)</", ["<a>b</", "<a><b></", "<<>></", "<a>b<c</"]),
     (r"(?P<v>.+?)(?:\n|</)", ["\n", "a\n", "</", "a</", "\n\n", "<</x\n"]),
     (r"(?P<v>[a-z]+?)\d", ["abc1", "1", "a", "ab9c2", "A1b2"]),
     (r"(?P<v>\w{2,}?)_?\.", ["ab.", "a.", "abc_.", "a_b_.", "__."]),
@@ -318,10 +319,8 @@ def test_lazy_loop_cases(pattern: str, texts: list[str]) -> None:
     r"a(?P<v>.*?)",
     r"a.*?b?",  # only optional parts follow
     r"a.*?(?:b|)",
-    r"a.*?b*",
     r"(?:a.*?|b)",  # the end of an alternative that ends the pattern
     r"(?:a(?P<v>.*?))?",
-    r"a.*?.*?",
     r"a[bc]*?[a-d]",  # every character may begin the rest: nothing to step over
     r"(?P<v>[ab]*?)[ab]c",
     r"a.{0,5}?b",  # a bounded lazy loop stays as it is
@@ -350,3 +349,17 @@ def test_stdlib_forms_run_on_python_3_10() -> None:
     for pattern, _ in LAZY_CASES:
         source = _source(pattern)
         assert not re.search(r"[*+?}]\+|\(\?>", source), pattern
+
+
+@pytest.mark.parametrize("pattern", [
+    r"<(?P<v>.*?)>(?P<w>[^<]*?)</",  # '>' read by both loops: quadratic on "<>>>>…"
+    r"a.*?b*",  # a run of b split between the loops
+    r"a.*?.*?",
+    r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>",  # spaces split three ways: cubic
+])
+def test_patterns_backtracking_cannot_run_linearly_get_no_stdlib_form(pattern: str) -> None:
+    ours = compile_regex(pattern)
+    assert ours.captures is None
+    for text in ("<a>b</", "<a><b></", "a" + "b" * 30, "<arg_key>" + " " * 40 + "</arg_key>"):
+        want = [(m.span(), m.groupdict()) for m in regex.finditer(pattern, text, regex.DOTALL)]
+        assert [(m.span(), m.groupdict()) for m in ours.group_finditer(text)] == want

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -163,3 +164,34 @@ def test_informational_lines_are_escaped_too(tmp_path):
     assert run.code == 0 and out.exists()
     assert len(run.error_lines()) == 1 and not RAW_CONTROL.search(run.stderr[:-1])
     assert "x\\x1b[2J\\n.py" in run.stderr
+
+
+@pytest.mark.parametrize("mode", ["--stream", "--openai"])
+def test_a_reader_that_goes_away_ends_rtc_quietly_with_141(tmp_path, mode):
+    # Far more events than a pipe buffers, so a later write fails once the reader has gone.
+    out = tmp_path / "long"
+    out.write_text(CALL.replace("<|im_end|>", "") + " word" * 200_000)
+    argv = [sys.executable, "-m", "rtcompiler.cli.main", "parse", "qwen3", str(out), mode]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 141, stderr
+    assert stderr == ""
+
+
+@pytest.mark.parametrize("place", ["before", "after"])
+def test_the_output_file_may_come_after_the_options(files, place):
+    options = ["--tools", str(files["dir"] / "tools.json"), "--openai"]
+    (files["dir"] / "tools.json").write_text("[]")
+    argv = ["parse", "qwen3", str(files["call"]), *options] if place == "before" else \
+        ["parse", "qwen3", *options, str(files["call"])]
+    run = rtc_process(*argv)
+    assert run.code == 0, run.stderr
+    assert b'"name": "f"' in run.stdout
+
+
+def test_a_second_output_file_is_refused(files):
+    run = rtc_process("parse", "qwen3", "--stream", str(files["call"]), str(files["call"]))
+    assert_one_error_line(run, 2, "unrecognized arguments")

@@ -100,7 +100,7 @@ ANCHOR_PATTERNS = [
     r"\Z",
 ]
 
-# xml-inline tag patterns (no backreferences), each with a renderer for outputs.
+# xml-inline tag patterns, each with a renderer for outputs.
 TAG_PATTERNS = [
     r"<parameter=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</parameter>",
     r"<(?P<key>\w+)>(?P<value>.*?)</\w+>",
@@ -111,6 +111,9 @@ TAG_PATTERNS = [
     r"<(?P<key>[\w.]+)>\s*(?P<value>[^<]*?)\s*</(?:[\w.]+)>",
     r"(?P<key>[a-z]*)=?(?P<value>\d*)",  # matches the empty string everywhere
     r"(?i)<P=(?P<key>\w+)>(?P<value>.*?)</p>",
+    # Tag pairs: a backreference closes the key's own tag (run as chains).
+    r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
+    r"<(?P<key>\w+)>\s*(?P<value>.*?)\s*</\1>",
 ]
 
 STRING_DELIMS = [

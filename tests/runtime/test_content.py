@@ -271,6 +271,19 @@ def test_json_parked_shortcut_cases(park_always: None) -> None:
     assert ours("json", delims, '[<<x>>, <<y>>]') == ["x", "y"]
 
 
+def test_json_empty_open_delimiter_parks_with_find(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With an empty open delimiter every position opens a string. The reference's
+    # re.sub of "(.*?)>>" tries an attempt at every start, each reading to the end when
+    # no close follows: quadratic. Ours finds each close once, with no regex at all.
+    def no_regex(source: str) -> Any:
+        raise AssertionError(f"a regex ran: {source}")
+
+    monkeypatch.setattr(content, "_json_pattern", no_regex)
+    args = {"string_delims": [["", ">>"]], "allow_non_json": True}
+    for body in ['{"a": 1}', "x>>", ">>>>", '"a">>', "a" * 100, "[>> 1, 2]", "x>>>y>>z"]:
+        check("json", args, body)
+
+
 def test_json_strings_in_place_cases() -> None:
     """One delimiter both ways (Gemma 4's <|"|>): the strings are put between quotes
     where they stand unless one needs an escape or is left open; the same value as
