@@ -388,8 +388,20 @@ class _Writer:
             text = rx.repeat(ast.Chars(part.chars or ANY), 0, part.max_len)
             pieces = [self.slashed(self.regex.write(rx.concat([text, part.end])))]
             if part.own:
-                own = rx.alternation(rx.for_avoiding(n) for n in part.own)
-                pieces.append("~" + self.slashed(f"(?s:.*)(?:{self.regex.write(own)})(?s:.+)"))
+                # No match of the delimiter may start in the text: none may stop before
+                # the end. "Followed by anything" would also forbid the end's own match
+                # where its greedy tail is longer than one character (glm45's
+                # "<tool_call>\s*[^\s<]+" then a tool's name): then nothing matches at all.
+                owns = [rx.for_avoiding(n) for n in part.own]
+                ends = [rx.stopped(n) for n in owns]
+                if all(e is not None for e in ends):
+                    own = rx.alternation(ends)
+                    pieces.append("~" + self.slashed(
+                        f"(?s:.*)(?:{self.regex.write(own)})(?s:.*)"))
+                else:
+                    own = rx.alternation(owns)
+                    pieces.append("~" + self.slashed(
+                        f"(?s:.*)(?:{self.regex.write(own)})(?s:.+)"))
             if part.others:
                 others = rx.alternation(rx.for_avoiding(n) for n in part.others)
                 pieces.append("~" + self.slashed(f"(?s:.*)(?:{self.regex.write(others)})(?s:.*)"))

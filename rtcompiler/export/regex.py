@@ -309,6 +309,29 @@ def for_avoiding(node: ast.Node) -> ast.Node:
     return node
 
 
+def stopped(node: ast.Node) -> ast.Node | None:
+    """Each match of ``node`` (lookaround-free) where a greedy match stops, followed by the
+    character that stops it; ``None`` when the tree does not end in a way this can tell.
+
+    A tree ending in a character is followed by any character; one ending in an unbounded
+    repeat of a class, by a character outside the class (``<tool_call>\\s*[^\\s<]+`` then
+    a space or ``<``). A text that contains no such string holds no match of ``node`` that
+    ends before the text does, except the matches a longer one at the same place extends:
+    for text up to a delimiter whose match is the end of the text.
+    """
+    if isinstance(node, ast.Alternation):
+        parts = [stopped(a) for a in node.alternatives]
+        return None if not parts or any(p is None for p in parts) else alternation(parts)
+    if isinstance(node, ast.Concat) and node.items:
+        last = stopped(node.items[-1])
+        return None if last is None else concat([*node.items[:-1], last])
+    if isinstance(node, ast.Repeat) and node.max is None and isinstance(node.item, ast.Chars):
+        return concat([node, ast.Chars(node.item.chars.complement())])
+    if isinstance(node, ast.Chars):
+        return concat([node, ast.Chars(ANY)])
+    return None
+
+
 # --------------------------------------------------------------------------- writing
 
 

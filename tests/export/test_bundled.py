@@ -135,3 +135,36 @@ def test_generated_outputs_parse(name, choice):
     if choice in ("required", "named"):
         assert calls_seen
     print(json.dumps({"grammar": name, "choice": choice, "calls": len(calls_seen)}))
+
+
+WEATHER = [{"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_real_tool_name_is_matched(name):
+    """A name longer than one character: the delimiter that captures it must not keep its
+    own match out of the text before it (glm45's ``<tool_call>\\s*[^\\s<]+`` did, and no
+    string matched the grammar: llguidance's matcher ran out of fuel proving it)."""
+    from llguidance import LLMatcher
+
+    from rtcompiler.export import Bounds, export_grammar
+
+    from .helpers import special_tokens
+
+    f = family(name)
+    has_calls = "tool_calls" in {x.name for x in f.template.fields}
+    for choice in ("auto", "required") if has_calls else ("auto",):
+        text = export_grammar(f.template, tools=WEATHER, tool_choice=choice,
+                              format="llguidance", meta=f.meta, name=name, bounds=Bounds(),
+                              special_tokens=special_tokens()).text
+        matcher = LLMatcher(llg_tokenizer(), LLMatcher.grammar_from_lark(text), log_level=0)
+        assert not matcher.is_error(), f"{choice}: {matcher.get_error()}"
+        walk = random_walk(text, random.Random(0))
+        assert walk.finished, walk.text
+        whole = f.parser.parse_response(walk.text, prefix=f.meta.get("generation_prompt", ""),
+                                        tools=WEATHER)
+        if choice == "required":
+            assert [c["function"]["name"] for c in whole["tool_calls"]][:1] == ["get_weather"]
