@@ -31,7 +31,10 @@ from .tools import Bounds, safe_schema
 
 _ENFORCED = {"type", "enum", "const", "properties", "required", "items", "anyOf", "oneOf",
              "additionalProperties", "description", "title", "default", "examples", "$schema",
-             "nullable"}
+             "nullable", "maxLength", "maxProperties", "maxItems"}
+# Enforced by narrowing where the range holds 0: at most as many digits as every number
+# below the bound has.
+_RANGES = {"minimum", "maximum"}
 _DIGITS = ast.Chars(CharSet(((48, 57),)))
 _NONZERO = ast.Chars(CharSet(((49, 57),)))
 _JSON_WS = CharSet(((9, 10), (13, 13), (32, 32)))
@@ -80,9 +83,9 @@ class Values:
         ws = rx.repeat(ast.Chars(_JSON_WS), 0, None)
         return Rx(rx.concat([ws, rx.literal(text), ws]))
 
-    def string(self, syntax: str, avoid: tuple[str, ...], others: tuple[ast.Node, ...] = ()
-               ) -> Expr:
-        limit = self.bounds.max_text if self.bounds else None
+    def string(self, syntax: str, avoid: tuple[str, ...], others: tuple[ast.Node, ...] = (),
+               longest: int | None = None) -> Expr:
+        limit = _least(self.bounds.max_text if self.bounds else None, longest)
         if syntax == "gemma":
             quote = rx.literal(GEMMA_QUOTE)
             return seq(Lit(GEMMA_QUOTE), UpTo(quote, own=(quote,), others=tuple(
@@ -129,17 +132,31 @@ class Values:
             return seq(*parts, Lit("}"))
         return None
 
-    def integer(self) -> Expr:
-        if self.bounds is not None:
-            return Rx(rx.concat([rx.repeat(rx.literal("-"), 0, 1), ast.Alternation((
-                rx.literal("0"), rx.concat([_NONZERO, rx.repeat(_DIGITS, 0, 5)])))]))
-        return Rx(rx.concat([rx.repeat(rx.literal("-"), 0, 1), ast.Alternation((
-            rx.literal("0"), rx.concat([_NONZERO, rx.repeat(_DIGITS, 0, None)])))]))
+    def integer(self, digits: tuple[int, int] | None = None) -> Expr:
+        """``digits``: at most (below zero, above zero) digits, from the schema's range."""
+        most = 6 if self.bounds is not None else None
+        below, above = (most, most) if digits is None else (
+            _least(most, digits[0]), _least(most, digits[1]))
 
-    def number(self) -> Expr:
+        def magnitude(n: int | None) -> ast.Node | None:
+            if n == 0:
+                return None
+            return rx.concat([_NONZERO, rx.repeat(_DIGITS, 0, None if n is None else n - 1)])
+
+        options = [rx.literal("0")]
+        if (positive := magnitude(above)) is not None:
+            options.append(positive)
+        if (negative := magnitude(below)) is not None:
+            options.append(rx.concat([rx.literal("-"), negative]))
+        return Rx(ast.Alternation(tuple(options)))
+
+    def number(self, digits: tuple[int, int] | None = None) -> Expr:
         if self.bounds is not None:
             fraction = rx.repeat(rx.concat([rx.literal("."), rx.repeat(_DIGITS, 1, 3)]), 0, 1)
-            return seq(self.integer(), Rx(fraction))
+            return seq(self.integer(digits), Rx(fraction))
+        if digits is not None:
+            fraction = rx.repeat(rx.concat([rx.literal("."), rx.repeat(_DIGITS, 1, None)]), 0, 1)
+            return seq(self.integer(digits), Rx(fraction))
         fraction = rx.repeat(rx.concat([rx.literal("."), rx.repeat(_DIGITS, 1, None)]), 0, 1)
         exponent = rx.repeat(rx.concat([ast.Chars(CharSet.of("eE")),
                                         rx.repeat(ast.Chars(CharSet.of("+-")), 0, 1),
@@ -159,7 +176,9 @@ class Values:
     def _value(self, schema: object, syntax: str, avoid: tuple[str, ...], depth: int) -> Expr:
         if schema is True or schema == {} or not isinstance(schema, dict):
             return self.any_value(syntax, avoid)
-        unenforced = sorted(set(schema) - _ENFORCED - {"$defs", "definitions"})
+        ranged = _digits(schema) is not None
+        unenforced = sorted(set(schema) - _ENFORCED - {"$defs", "definitions"}
+                            - (_RANGES if ranged else set()))
         if unenforced:
             self.note(f"schema keywords {', '.join(unenforced)} are not enforced in "
                       f"{syntax} values of the {self.flavour} form")
@@ -188,11 +207,13 @@ class Values:
     def typed(self, kind: str, schema: dict, syntax: str, avoid: tuple[str, ...],
               depth: int) -> Expr | None:
         if kind == "string":
-            return self.string(syntax, avoid)
+            longest = schema.get("maxLength")
+            return self.string(syntax, avoid, longest=longest if isinstance(longest, int)
+                               and not isinstance(longest, bool) else None)
         if kind == "integer":
-            return self.integer()
+            return self.integer(_digits(schema))
         if kind == "number":
-            return self.number()
+            return self.number(_digits(schema))
         if kind == "boolean":
             return alt(self.literal_value(True, syntax), self.literal_value(False, syntax))  # type: ignore[arg-type]
         if kind == "null":
@@ -200,13 +221,16 @@ class Values:
         if kind == "array":
             items = schema.get("items", {})
             item = self._value(items, syntax, avoid, depth + 1)
-            return self.array(item, syntax)
+            return self.array(item, syntax, most=_count(schema, "maxItems"))
         if kind == "object":
             return self.object(schema, syntax, avoid, depth)
         return None
 
-    def array(self, item: Expr, syntax: str, at_least: int = 0) -> Expr:
-        limit = self.bounds.max_items if self.bounds else None
+    def array(self, item: Expr, syntax: str, at_least: int = 0, most: int | None = None
+              ) -> Expr:
+        limit = _least(self.bounds.max_items if self.bounds else None, most)
+        if limit == 0:
+            return seq(Lit("["), self.ws(syntax), Lit("]"))
         more = Rep(seq(self.sep(",", syntax), item), max(at_least - 1, 0),
                    None if limit is None else limit - 1)
         body = seq(item, more)
@@ -216,6 +240,16 @@ class Values:
     def object(self, schema: dict, syntax: str, avoid: tuple[str, ...], depth: int) -> Expr:
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         if not props:
+            extra = schema.get("additionalProperties", True)
+            if extra is False:
+                return seq(Lit("{"), self.ws(syntax), Lit("}"))
+            if isinstance(extra, dict) and extra:
+                return self._free_object(syntax, avoid,
+                                         self._value(extra, syntax, avoid, depth + 1),
+                                         _count(schema, "maxProperties"))
+            if _count(schema, "maxProperties") is not None:
+                return self._free_object(syntax, avoid, self.any_value(syntax, avoid),
+                                         _count(schema, "maxProperties"))
             return self.any_object(syntax, avoid)
         required = set(schema.get("required") or [])
         members = [(name, name in required,
@@ -276,7 +310,8 @@ class Values:
             self.rules[name] = self._free_object(syntax, avoid, self.any_value(syntax, avoid))
         return Ref(self.generic[key])
 
-    def _free_object(self, syntax: str, avoid: tuple[str, ...], values: Expr) -> Expr:
+    def _free_object(self, syntax: str, avoid: tuple[str, ...], values: Expr,
+                     most: int | None = None) -> Expr:
         if syntax == "gemma":
             longest = 11 if self.bounds else None
             key: Expr = Rx(rx.concat([ast.Chars(_IDENT_START),
@@ -284,7 +319,9 @@ class Values:
         else:
             key = self.string(syntax, avoid)
         member = seq(key, self.sep(":", syntax), values)
-        limit = self.bounds.max_items if self.bounds else None
+        limit = _least(self.bounds.max_items if self.bounds else None, most)
+        if limit == 0:
+            return seq(Lit("{"), self.ws(syntax), Lit("}"))
         more = Rep(seq(self.sep(",", syntax), member), 0, None if limit is None else limit - 1)
         return seq(Lit("{"), self.ws(syntax), Rep(seq(member, more), 0, 1), self.ws(syntax),
                    Lit("}"))
@@ -295,6 +332,34 @@ class Values:
             n += 1
             name = f"{base}_{n}"
         return name
+
+
+def _least(*limits: int | None) -> int | None:
+    known = [n for n in limits if n is not None]
+    return min(known) if known else None
+
+
+def _count(schema: dict, key: str) -> int | None:
+    n = schema.get(key)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+
+def _digits(schema: dict) -> tuple[int, int] | None:
+    """At most how many digits a number below zero and one above zero may have so that
+    every such number lies within ``minimum``..``maximum``; ``None`` unless both are given
+    and the range holds 0 (then a shorter number is always inside)."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high)):
+        return None
+    if not low <= 0 <= high:
+        return None
+
+    def most(bound: float) -> int:
+        # A number whose whole part has fewer digits than the bound's is below it.
+        whole = int(bound)
+        return len(str(whole)) - 1 if whole >= 1 else 0
+
+    return most(-low), most(high)
 
 
 def free_text(avoid: tuple[ast.Node, ...], bounds: Bounds | None, min_len: int = 0) -> Expr:
