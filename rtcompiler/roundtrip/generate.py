@@ -45,6 +45,9 @@ from .sampling import Completion, Request, Timing, sample
 
 TOOL_PARAMETERS = 2  # per tool, at most: short prompts, short calls
 GENERATION_TEXT = 24  # characters per free text region in a constrained generation
+# One call per turn: two, in the families whose delimiters SmolLM2 spells in many tokens
+# (DeepSeek's, GLM's tags around every argument), overran the token budget.
+GENERATION_CALLS = 1
 ROWS_PER_CONVERSATION = 2
 SIMPLEST = 3  # the first draws of a strategy, which are its simplest examples
 
@@ -641,7 +644,7 @@ def exported_grammar(tokenizer: Any, bounds: Any = None) -> GrammarHook:
     require("--constrained", models=["llguidance"])
     from ..export import Bounds, export_grammar
     special = special_tokens(tokenizer)
-    bounds = bounds or Bounds(max_text=GENERATION_TEXT)
+    bounds = bounds or Bounds(max_text=GENERATION_TEXT, max_calls=GENERATION_CALLS)
 
     def grammar(conv: Conversation, tool_choice: str) -> str:
         fmt = conv.format
