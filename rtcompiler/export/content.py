@@ -233,6 +233,10 @@ class Bodies:
         limit = self.bounds.max_text if self.bounds else None
         kind = _first_type(schema)
         if kind in ("string", None) and not json_values:
+            longest = schema.get("maxLength") if isinstance(schema, dict) else None
+            if isinstance(longest, int) and not isinstance(longest, bool) and longest >= 0:
+                # The raw text bounds the value the parser reads out of it.
+                limit = longest if limit is None else min(limit, longest)
             return UpTo(written, own=(full,), others=closes, max_len=limit)
         value = self.values.value(schema if isinstance(schema, dict) else {}, "json", avoid,
                                   "value")

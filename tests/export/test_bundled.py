@@ -139,15 +139,21 @@ def test_generated_outputs_parse(name, choice):
 
 WEATHER = [{"type": "function", "function": {
     "name": "get_weather", "description": "The weather in a city.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                   "required": ["city"]}}}]
+    "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "maxLength": 12},
+        "days": {"type": "integer", "minimum": -999, "maximum": 999},
+        "extra": {"type": "object", "maxProperties": 2, "additionalProperties": {
+            "anyOf": [{"type": "number", "minimum": -9, "maximum": 9}, {"type": "boolean"}]}}},
+        "required": ["city", "days", "extra"], "additionalProperties": False}}}]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_a_real_tool_name_is_matched(name):
-    """A name longer than one character: the delimiter that captures it must not keep its
-    own match out of the text before it (glm45's ``<tool_call>\\s*[^\\s<]+`` did, and no
-    string matched the grammar: llguidance's matcher ran out of fuel proving it)."""
+def test_a_real_tool_is_matched(name):
+    """A name longer than one character, with bounded parameters: the delimiter that
+    captures it must not keep its own match out of the text before it (glm45's
+    ``<tool_call>\\s*[^\\s<]+`` did, and no string matched the grammar: llguidance's matcher
+    ran out of fuel proving it), and its random walks' arguments are valid against the
+    tool's schema."""
     from llguidance import LLMatcher
 
     from rtcompiler.export import Bounds, export_grammar
@@ -162,9 +168,20 @@ def test_a_real_tool_name_is_matched(name):
                               special_tokens=special_tokens()).text
         matcher = LLMatcher(llg_tokenizer(), LLMatcher.grammar_from_lark(text), log_level=0)
         assert not matcher.is_error(), f"{choice}: {matcher.get_error()}"
-        walk = random_walk(text, random.Random(0))
-        assert walk.finished, walk.text
-        whole = f.parser.parse_response(walk.text, prefix=f.meta.get("generation_prompt", ""),
-                                        tools=WEATHER)
-        if choice == "required":
-            assert [c["function"]["name"] for c in whole["tool_calls"]][:1] == ["get_weather"]
+        for seed in range(3):
+            walk = random_walk(text, random.Random(seed))
+            assert walk.finished, walk.text
+            whole = f.parser.parse_response(
+                walk.text, prefix=f.meta.get("generation_prompt", ""), tools=WEATHER)
+            calls = whole.get("tool_calls") or []
+            if choice == "required":
+                assert calls, walk.text
+            for call in calls:
+                # Also in the syntaxes the exporter writes itself (Gemma 4's, pythonic),
+                # where maxLength, ranges and additionalProperties once went unenforced.
+                assert call["function"]["name"] == "get_weather", walk.text
+                try:
+                    jsonschema.validate(call["function"]["arguments"],
+                                        WEATHER[0]["function"]["parameters"])
+                except jsonschema.ValidationError as e:
+                    raise AssertionError(f"{walk.text!r}: {e.message}") from None
