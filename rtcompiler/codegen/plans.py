@@ -125,14 +125,14 @@ def _content_function(
         args = f"_ARGS{name}"
         module.data.append(assignment(args, plan.args))
         call = f"{plan.function}(body, {args}"
-        if plan.function in ("parse_xml_inline", "parse_kv_lines"):
+        if plan.function in ("parse_xml_inline", "parse_xml_typed", "parse_kv_lines"):
             nested = "None"
             if plan.value_parser is not None:
                 nested, _ = _content_function(
                     f"{name}_value", plan.value_parser, module, sections,
                     where + ".value_parser.args",
                 )
-            if plan.function == "parse_xml_inline":
+            if plan.function != "parse_kv_lines":
                 finditer = "None"
                 if plan.tag_pattern is not None:
                     _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern", module.budget)
@@ -140,7 +140,26 @@ def _content_function(
                     sections.append((ENGINE, "chain"))
                 call += f", {finditer}"
             call += f", {nested}"
+            if plan.function == "parse_xml_typed":
+                call += f", {_typed_parsers(name, plan, module, sections, where)}"
         call += ")"
     if define:
         module.functions.append(f"def {name}(body):\n    return {call}\n")
     return name, call
+def _typed_parsers(
+    name: str, plan: content_runtime.ContentPlan, module: _Module, sections: list, where: str
+) -> str:
+    """The name of a module-level dict from each typing text to its value parser
+    (``None``: the raw text), emitted after the parsers' own functions."""
+    entries = []
+    for k, (text, typed) in enumerate(plan.typed):
+        parser = "None"
+        if typed is not None:
+            parser, _ = _content_function(
+                f"{name}_typed_{k}", typed, module, sections,
+                f"{where}.typed_values.parsers[{literal(text)}].args",
+            )
+        entries.append(f"    {literal(text)}: {parser},\n")
+    table = f"_TYPED{name}"
+    module.functions.append(f"{table} = {{\n{''.join(entries)}}}\n")
+    return table

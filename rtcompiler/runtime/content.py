@@ -14,11 +14,14 @@ Two halves live here.
       parse_xml_inline(body, args, finditer, value_parser)
       parse_content_error(body, args)
       parse_pythonic(body, args)      (extension)
+      parse_xml_typed(body, args, finditer, value_parser, typed_parsers)   (extension)
 
   ``value_parser`` is ``None`` or the already specialised nested parser (a callable
   ``str -> value``); ``finditer`` is ``None`` (no ``tag_pattern``) or a callable
   ``text -> iterable of matches with .groupdict()`` running the tag pattern with the
-  semantics of ``regex.finditer(pattern, text, regex.DOTALL)``.
+  semantics of ``regex.finditer(pattern, text, regex.DOTALL)``; ``typed_parsers`` maps
+  the text of one named group of a tag to the parser of that tag's value (``None``: the
+  raw text).
 
 * Compile time (everything outside the sections, never copied): :func:`content_plan`
   specialises a field's ``content``/``content_args`` into a :class:`ContentPlan`, and
@@ -437,6 +440,49 @@ def parse_xml_inline(
 ###}
 
 
+###{standalone xml_typed
+def parse_xml_typed(
+    body: str,
+    args: dict,
+    finditer: "Finditer",  # noqa: UP037
+    value_parser: "ValueParser | None",  # noqa: UP037
+    typed_parsers: dict,
+) -> dict:
+    """``xml-inline`` whose tags say how their value is read (the ``typed-values``
+    extension): the text of the tag's ``args["typed_group"]`` group picks the value's
+    parser in ``typed_parsers``; any other text, or a group that did not take part,
+    falls back to ``value_parser``.
+
+    ``args``: ``tag_pattern`` (for messages), ``merge_duplicates`` (boolean),
+    ``typed_group`` (a group name of the tag pattern).
+    """
+    merge = args["merge_duplicates"]
+    typed_group = args["typed_group"]
+    out: dict = {}
+    for m in finditer(body):
+        groups = m.groupdict()
+        key = groups.get("key")
+        if key is None:
+            raise ValueError(
+                "xml-inline: tag_pattern needs a named group 'key' that takes part in "
+                f"every match; pattern: {args['tag_pattern']}"
+            )
+        raw = groups.get("value", "")
+        parser = typed_parsers.get(groups.get(typed_group), value_parser)
+        value = raw if parser is None else parser(raw)
+        if merge and key in out:
+            collected = out[key]
+            if not isinstance(collected, list):
+                collected = out[key] = [collected]
+            collected.append(value)
+        else:
+            out[key] = value
+    return out
+
+
+###}
+
+
 ###{standalone kv_lines
 def parse_kv_lines(body: str, args: dict, value_parser: "ValueParser | None") -> dict:  # noqa: UP037
     """``key<kv_sep>value`` lines as a dict; other lines are skipped.
@@ -610,6 +656,7 @@ SECTION_DEPENDS: dict[str, tuple[str, ...]] = {
     "bool": ("text",),
     "json": ("text",),
     "xml_inline": (),
+    "xml_typed": (),
     "kv_lines": ("text",),
     "pythonic": (),
 }
@@ -629,6 +676,11 @@ PARSERS: dict[str, tuple[str, str]] = {
     "pythonic": ("parse_pythonic", "pythonic"),
 }
 
+# The xml-inline content_args key of the ``typed-values`` extension (docs/extensions.md),
+# honoured on a field's own parser only (a nested value parser ignores it, as the
+# reference ignores every key it does not know).
+TYPED_VALUES = "typed_values"
+
 # Parsers that are rtcompiler extensions, each usable only in a template that declares
 # it (docs/extensions.md); transformers refuses such a template.
 EXTENSION_PARSERS = frozenset({"pythonic"})
@@ -646,8 +698,10 @@ class ContentPlan:
     only) is the pattern to compile into the ``finditer`` argument, ``None`` when the
     template gives none (the parser then fails at parse time, like the reference).
     ``value_parser`` is the nested plan of xml-inline and kv-lines, if any.
-    ``sections`` is the dependency-closed set of runtime sections the plan needs,
-    nested plans included, in file order.
+    ``typed`` (the ``typed-values`` extension) pairs each text of the tag pattern's
+    typing group with the plan of its values (``None``: the raw text), in the
+    template's order. ``sections`` is the dependency-closed set of runtime sections
+    the plan needs, nested plans included, in file order.
     """
 
     parser: str
@@ -656,6 +710,7 @@ class ContentPlan:
     sections: tuple[str, ...]
     tag_pattern: str | None = None
     value_parser: ContentPlan | None = field(default=None)
+    typed: tuple[tuple[str, ContentPlan | None], ...] = ()
 
     @property
     def streamable(self) -> bool:
@@ -684,6 +739,14 @@ def _error_plan(parser: str, error: str, message: str) -> ContentPlan:
 
 
 def content_plan(content: str, content_args: Any) -> ContentPlan:
+    """Specialise a field's parser ``content`` to ``content_args`` (as written in the
+    template); see :func:`_plan`. Only here, on a field's own parser, does an
+    xml-inline ``typed_values`` take effect (the template stage refuses it unless the
+    template declares the ``typed-values`` extension)."""
+    return _plan(content, content_args, field_level=True)
+
+
+def _plan(content: str, content_args: Any, field_level: bool = False) -> ContentPlan:
     """Specialise parser ``content`` to ``content_args`` (as written in the template).
 
     ``content`` must be a known parser name (the template stage has checked it);
@@ -741,6 +804,8 @@ def content_plan(content: str, content_args: Any) -> ContentPlan:
             "merge_duplicates": bool(content_args.get("merge_duplicates", False)),
         }
         nested = _value_parser_plan(content_args.get("value_parser"))
+        if field_level and TYPED_VALUES in content_args:
+            return _typed_plan(content_args[TYPED_VALUES], args, tag_pattern, nested)
     needed = [section] + (list(nested.sections) if nested is not None else [])
     return ContentPlan(
         parser=content,
@@ -749,6 +814,34 @@ def content_plan(content: str, content_args: Any) -> ContentPlan:
         sections=section_closure(needed),
         tag_pattern=tag_pattern,
         value_parser=nested,
+    )
+
+
+def _typed_plan(
+    spec: Any, args: dict[str, Any], tag_pattern: str | None, nested: ContentPlan | None
+) -> ContentPlan:
+    """The ``typed-values`` form of an xml-inline plan (the template stage has checked
+    ``spec``: ``{"group": NAME, "parsers": {TEXT: value parser or null}}``)."""
+    if (
+        not isinstance(spec, Mapping)
+        or not isinstance(spec.get("group"), str)
+        or not isinstance(spec.get("parsers"), Mapping)
+        or tag_pattern is None
+    ):
+        raise ValueError(f"{TYPED_VALUES}: not a checked typed-values spec: {spec!r}")
+    typed = tuple(
+        (text, None if parser is None else _value_parser_plan(parser))
+        for text, parser in spec["parsers"].items()
+    )
+    needed = ["xml_typed"] + [s for p in (nested, *(p for _, p in typed)) if p for s in p.sections]
+    return ContentPlan(
+        parser="xml-inline",
+        function="parse_xml_typed",
+        args={**args, "typed_group": spec["group"]},
+        sections=section_closure(needed),
+        tag_pattern=tag_pattern,
+        value_parser=nested,
+        typed=typed,
     )
 
 
@@ -790,7 +883,7 @@ def _value_parser_plan(spec: Any) -> ContentPlan | None:
             f"value_parser names unknown content parser {name!r}; "
             f"known: {sorted(set(PARSERS) - EXTENSION_PARSERS)}",
         )
-    return content_plan(name, spec.get("args", {}))
+    return _plan(name, spec.get("args", {}))
 
 
 def unquoted_key_pattern() -> str:
@@ -853,6 +946,10 @@ def build_parser(
     if plan.function == "parse_xml_inline":
         finditer = compile_pattern(plan.tag_pattern) if plan.tag_pattern is not None else None
         return lambda body: function(body, args, finditer, nested)
+    if plan.function == "parse_xml_typed":
+        finditer = compile_pattern(plan.tag_pattern)
+        typed = {text: build_parser(p, compile_pattern) if p else None for text, p in plan.typed}
+        return lambda body: function(body, args, finditer, nested, typed)
     if plan.function == "parse_kv_lines":
         return lambda body: function(body, args, nested)
     return lambda body: function(body, args)

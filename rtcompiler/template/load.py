@@ -58,7 +58,10 @@ TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "sta
 # refuses a template that has it, which is what should happen: it cannot parse one.
 EXTENSIONS_KEY = "extensions"
 # Extension name -> the content parser it enables.
-EXTENSIONS = {"pythonic": "pythonic"}
+EXTENSION_PARSERS = {"pythonic": "pythonic"}
+# Extension name -> (content parser, the content_args key it adds to that parser).
+EXTENSION_CONTENT_ARGS = {"typed-values": ("xml-inline", "typed_values")}
+EXTENSIONS = sorted({*EXTENSION_PARSERS, *EXTENSION_CONTENT_ARGS})
 FIELD_KEYS = frozenset(
     {
         "open",
@@ -266,8 +269,8 @@ def _load_field(
     content = raw.get("content", "text")
     # The isinstance test comes first: the reference looks an unhashable value up in a
     # dict and crashes with TypeError; any non-string is an unknown parser to us.
-    if isinstance(content, str) and content in EXTENSIONS.values():
-        if not any(EXTENSIONS[e] == content for e in extensions):
+    if isinstance(content, str) and content in EXTENSION_PARSERS.values():
+        if not any(EXTENSION_PARSERS.get(e) == content for e in extensions):
             raise TemplateError(
                 child_path(path, "content"),
                 f"{content!r} is an rtcompiler extension, not a transformers content parser: "
@@ -279,6 +282,7 @@ def _load_field(
             child_path(path, "content"),
             f"unknown content parser {content!r}; known: {_quoted(list(CONTENT_PARSERS))}",
         )
+    _check_content_args_extensions(path, content, raw.get("content_args"), extensions)
     open_ = _load_delimiter(path, raw, "open", "open_pattern", budget)
     close = _load_delimiter(path, raw, "close", "close_pattern", budget)
 
@@ -317,6 +321,110 @@ def _load_field(
         transform=transform,
         transform_each=transform_each,
     )
+
+
+def _check_content_args_extensions(
+    path: str, content: Any, content_args: Any, extensions: tuple[str, ...]
+) -> None:
+    """A content_args key that an extension adds is used only where it is declared,
+    and only as that extension defines it.
+
+    transformers ignores content_args keys it does not know, so an undeclared one
+    would parse differently there without a word: it is refused instead. Nested
+    value parsers are left alone when the extension is not declared (both parsers
+    ignore the key there); when it is, a nested use is refused, as it would do
+    nothing.
+    """
+    if not isinstance(content_args, dict):
+        return
+    for extension, (parser, key) in EXTENSION_CONTENT_ARGS.items():
+        declared = extension in extensions
+        where = child_path(child_path(path, "content_args"), key)
+        if key in content_args:
+            if not declared:
+                raise TemplateError(
+                    where,
+                    f"{key!r} is an rtcompiler extension, not a transformers content_args "
+                    f'key: declare it with "{EXTENSIONS_KEY}": ["{extension}"] at the top of '
+                    "the template (transformers will then refuse the template; see "
+                    "docs/extensions.md)",
+                )
+            if content != parser:
+                raise TemplateError(where, f"{key!r} applies to {parser!r} fields only")
+            _check_typed_values(where, content_args.get("tag_pattern"), content_args[key])
+        if declared:
+            nested = content_args.get("value_parser")
+            at = child_path(path, "content_args")
+            while isinstance(nested, dict) and isinstance(nested.get("args"), dict):
+                at = child_path(child_path(at, "value_parser"), "args")
+                if key in nested["args"]:
+                    raise TemplateError(
+                        child_path(at, key),
+                        f"{key!r} works on a field's own {parser!r} parser, not on a "
+                        "nested value_parser",
+                    )
+                nested = nested["args"].get("value_parser")
+
+
+def _check_typed_values(path: str, tag_pattern: Any, spec: Any) -> None:
+    """``{"group": NAME, "parsers": {TEXT: {"name": PARSER, "args": {...}} or null}}``,
+    NAME a named group of the tag pattern other than key and value."""
+    if not isinstance(spec, dict):
+        raise TemplateError(
+            path, f"must be an object with 'group' and 'parsers', got {_kind(spec)}"
+        )
+    unknown = sorted(set(spec) - {"group", "parsers"})
+    if unknown:
+        raise TemplateError(
+            child_path(path, unknown[0]),
+            f"unknown key(s) {_quoted(unknown)}; typed_values has only 'group' and 'parsers'",
+        )
+    group = spec.get("group")
+    if not isinstance(group, str):
+        raise TemplateError(
+            child_path(path, "group"), f"must name a group of the tag_pattern, got {_kind(group)}"
+        )
+    if not isinstance(tag_pattern, str):
+        raise TemplateError(path, "needs a 'tag_pattern' string beside it")
+    try:
+        groups = regex.compile(tag_pattern, regex.DOTALL).groupindex
+    except (regex.error, RecursionError, AttributeError, TypeError, IndexError):
+        groups = None  # compiling the parser reports the pattern itself
+    if groups is not None and (group not in groups or group in ("key", "value")):
+        raise TemplateError(
+            child_path(path, "group"),
+            f"{group!r} must be a named group of the tag_pattern other than 'key' and "
+            f"'value'; the pattern has {_quoted(sorted(groups))}",
+        )
+    parsers = spec.get("parsers")
+    if not isinstance(parsers, dict):
+        raise TemplateError(
+            child_path(path, "parsers"),
+            f"must be an object from a text of the group to a value parser, got {_kind(parsers)}",
+        )
+    for text, parser in parsers.items():
+        where = child_path(child_path(path, "parsers"), text)
+        if parser is None:
+            continue
+        if not isinstance(parser, dict) or set(parser) - {"name", "args"}:
+            raise TemplateError(
+                where, 'must be null (the raw text) or a value parser {"name": ..., "args": {...}}'
+            )
+        name = parser.get("name", "text")
+        if not isinstance(name, str) or name not in CONTENT_PARSERS:
+            raise TemplateError(
+                child_path(where, "name"),
+                f"unknown content parser {name!r}; known: {_quoted(list(CONTENT_PARSERS))}",
+            )
+        args = parser.get("args", {})
+        if not isinstance(args, dict):
+            raise TemplateError(child_path(where, "args"), f"must be an object, got {_kind(args)}")
+        if "typed_values" in args:
+            raise TemplateError(
+                child_path(child_path(where, "args"), "typed_values"),
+                "'typed_values' works on a field's own 'xml-inline' parser, not on a "
+                "nested value parser",
+            )
 
 
 def _check_transform(path: str, transform: Any) -> None:

@@ -33,7 +33,7 @@ from rtcompiler.roundtrip.tokenizers import (
     stream_pieces,
 )
 
-MISTRAL = ["mistral", "magistral"]
+MISTRAL = ["mistral", "magistral", "mistral_v3", "magistral_2506"]
 
 
 def _meta(name: str) -> dict:
@@ -91,7 +91,9 @@ def test_mistral_round_trips_at_real_token_boundaries(name, request):
         chunker=recording,
     )
     assert report.ok, json.dumps(report.counterexample, ensure_ascii=False, indent=1, default=str)
-    assert report.chunker.startswith("mistral-common tekken_240911 (v13)")
+    spec = meta["tokenizer"]["mistral_common"]
+    assert report.chunker.startswith(
+        f"mistral-common {spec['file'].removesuffix('.json')} ({spec['version']})")
     assert report.chunking_errors == []
     assert report.token_streams >= examples
     assert len(seen) >= examples
@@ -111,29 +113,44 @@ def test_mistral_round_trips_at_real_token_boundaries(name, request):
     assert multi >= len(seen) * 0.9
 
 
-def _assistant_message(message: dict, thinking: bool):
+def _assistant_message(message: dict, thinking: bool, chunked: bool = True,
+                       plain_thinking: bool = False):
+    """mistral-common's message for ``message``; ``chunked=False``: content as one string
+    (what tokenizers before v7 take); ``plain_thinking``: the reasoning as the text
+    ``<think>…</think>`` before the content (Magistral-2506 on tokenizer v11)."""
     from mistral_common.protocol.instruct.messages import AssistantMessage, TextChunk, ThinkChunk
     from mistral_common.protocol.instruct.tool_calls import FunctionCall, ToolCall
 
+    calls = [ToolCall(id=c["id"], function=FunctionCall(name=c["function"]["name"],
+                                                        arguments=c["function"]["arguments"]))
+             for c in message.get("tool_calls") or []]
+    if not chunked:
+        return AssistantMessage(content=message.get("content") or None, tool_calls=calls or None)
     chunks = []
+    if plain_thinking and message.get("reasoning_content"):
+        text = f"<think>{message['reasoning_content']}</think>{message.get('content') or ''}"
+        return AssistantMessage(content=[TextChunk(text=text)], tool_calls=calls or None)
     if thinking and message.get("reasoning_content"):
         chunks.append(ThinkChunk(thinking=message["reasoning_content"]))
     if message.get("content"):
         chunks.append(TextChunk(text=message["content"]))
-    calls = [ToolCall(id=c["id"], function=FunctionCall(name=c["function"]["name"],
-                                                        arguments=c["function"]["arguments"]))
-             for c in message.get("tool_calls") or []]
     return AssistantMessage(content=chunks or None, tool_calls=calls or None)
 
 
-@pytest.mark.parametrize("name,version",
-                         [("mistral", "v13"), ("magistral", "v13"), ("mistral", "v11")])
+@pytest.mark.parametrize("name,version", [
+    ("mistral", "v13"), ("magistral", "v13"), ("mistral", "v11"), ("mistral_v3", "v3"),
+    ("magistral_2506", "v11")])
 def test_rendered_turns_are_mistral_commons_token_sequences(name, version):
     """Our chat template, encoded by the chunker = mistral-common's InstructTokenizer, id for id."""
     chunker = _chunker(name, version=version)
-    from mistral_common.tokens.tokenizers.instruct import InstructTokenizerV11, InstructTokenizerV13
+    from mistral_common.tokens.tokenizers.instruct import (
+        InstructTokenizerV3,
+        InstructTokenizerV11,
+        InstructTokenizerV13,
+    )
 
-    instruct_class = InstructTokenizerV13 if version == "v13" else InstructTokenizerV11
+    instruct_class = {"v3": InstructTokenizerV3, "v11": InstructTokenizerV11,
+                      "v13": InstructTokenizerV13}[version]
     instruct = instruct_class(chunker.tokenizer)
     chat_template = grammar(name).chat_template
     meta = _meta(name)
@@ -141,10 +158,12 @@ def test_rendered_turns_are_mistral_commons_token_sequences(name, version):
     renderer = ChatRenderer(chat_template, variables)
     template = grammar(name).template
     banned = reserved_strings(template, chat_template)
-    thinking = name == "magistral"
+    thinking = name in ("magistral", "magistral_2506")
     tools = strategies.tool_schemas()
+    content_with_calls = meta["normalise"].get("content_with_tool_calls") != "unsupported"
     cases = tools.flatmap(lambda ts: st.tuples(st.just(ts), strategies.assistant_messages(
-        ts, banned, reasoning=thinking, call_ids="alnum9")))
+        ts, banned, reasoning=thinking, call_ids="alnum9",
+        content_with_calls=content_with_calls)))
 
     @settings(max_examples=80, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
@@ -153,7 +172,9 @@ def test_rendered_turns_are_mistral_commons_token_sequences(name, version):
         tools, message = case
         assume(message.get("content") or message.get("tool_calls"))
         _, output = renderer.assistant_turn([{"role": "user", "content": "Hello"}], message, tools)
-        expected = instruct.encode_assistant_message(_assistant_message(message, thinking), False)
+        mc_message = _assistant_message(message, thinking, chunked=version != "v3",
+                                        plain_thinking=name == "magistral_2506")
+        expected = instruct.encode_assistant_message(mc_message, False)
         assert chunker.encode(output) == expected, output
 
     same_tokens()

@@ -37,6 +37,7 @@ EXPECTED_SECTIONS = {
         "bool",
         "json",
         "xml_inline",
+        "xml_typed",
         "kv_lines",
         "pythonic",
     ],
@@ -112,6 +113,7 @@ JSON_ARGS = content.content_plan(
 ).args
 JSON_BODY = '{ca\u0301fe\u0301:<<he said "hi">>,b:[1]}'
 XML_PATTERN = r"<(?P<key>\w+)>(?P<value>.*?)</\w+>"
+TYPED_PATTERN = r'<(?P<key>\w+)(?: t="(?P<t>\w)")?>(?P<value>.*?)</\w+>'
 TRANSFORM = transform.transform_plan(
     {"type": "function", "function": {"name": "{name}", "arguments": "{content.args}"}}
 )
@@ -142,6 +144,13 @@ SMOKE: dict[str, str] = {
         f"finditer = re.compile({XML_PATTERN!r}, re.S).finditer\n"
         "result = parse_xml_inline('<a>1</a><a>2</a>', "
         "{'tag_pattern': 'p', 'merge_duplicates': True}, finditer, int)"
+    ),
+    "xml_typed": (
+        "import re, json\n"
+        f"finditer = re.compile({TYPED_PATTERN!r}, re.S).finditer\n"
+        "result = parse_xml_typed('<a t=\"j\">[1]</a><b t=\"s\">[1]</b><c>2</c>', "
+        "{'tag_pattern': 'p', 'merge_duplicates': False, 'typed_group': 't'}, finditer, int, "
+        "{'j': json.loads, 's': None})"
     ),
     "kv_lines": (
         "result = parse_kv_lines('a: 1\\n\\nb= 2\\nc: x: y', "
@@ -220,6 +229,7 @@ def test_each_section_runs_alone_under_isolated_python() -> None:
         assert got == want, label
     # The smoke calls do exercise something.
     assert expected[labels.index("content[json]")] == {"ca\u0301fe\u0301": 'he said "hi"', "b": [1]}
+    assert expected[labels.index("content[xml_typed]")] == {"a": [1], "b": "[1]", "c": 2}
     assert expected[labels.index("content[pythonic]")] == [
         {"name": "f", "arguments": {"from": "x", "n": [1, None]}}, {"name": "g", "arguments": {}}
     ]

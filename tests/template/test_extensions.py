@@ -101,3 +101,131 @@ def test_a_pythonic_template_parses_streams_and_types():
     assert stream.finalize()[0] == want
     assert parser.parse_response("Plain [answer](x).<|eot|>", prefix=prefix) == {
         "content": "Plain [answer](x)."}
+
+
+# -- typed-values -----------------------------------------------------------------------
+
+TYPED = {
+    "extensions": ["typed-values"],
+    "start_anchor": "<A>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r'<call name="(?P<name>\w+)">',
+            "close": "</call>",
+            "repeats": True,
+            "content": "xml-inline",
+            "content_args": {
+                "tag_pattern": r'<arg key="(?P<key>\w+)" type="(?P<type>\w+)">(?P<value>.*?)</arg>',
+                "typed_values": {"group": "type", "parsers": {
+                    "json": {"name": "json"}, "int": {"name": "int"}, "raw": None}},
+            },
+            "transform": {"type": "function",
+                          "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close": "<E>"},
+    },
+}
+
+
+def typed(**content_args) -> dict:
+    spec = copy.deepcopy(TYPED)
+    args = spec["fields"]["tool_calls"]["content_args"]
+    for key, value in content_args.items():
+        if value is None:
+            args.pop(key, None)
+        else:
+            args[key] = value
+    return spec
+
+
+def test_typed_values_load_when_declared():
+    assert load_template(TYPED).extensions == ("typed-values",)
+
+
+def test_undeclared_typed_values_name_the_key_and_what_to_add():
+    spec = copy.deepcopy(TYPED)
+    del spec["extensions"]
+    with pytest.raises(TemplateError) as info:
+        load_template(spec)
+    assert info.value.path == "fields.tool_calls.content_args.typed_values"
+    assert '"extensions": ["typed-values"]' in str(info.value)
+    # transformers would load this one and read every value raw, silently: that is why
+    # we refuse it. With the declaration, transformers refuses it too.
+    assert reference_outcome(spec).verdict == "accept"
+    assert reference_outcome(TYPED).verdict == "reject"
+
+
+@pytest.mark.parametrize("args, path, words", [
+    ({"typed_values": "type"}, "typed_values", "an object"),
+    ({"typed_values": {"group": "type", "parsers": {}, "x": 1}}, "typed_values.x", "unknown key"),
+    ({"typed_values": {"group": 3, "parsers": {}}}, "typed_values.group", "name a group"),
+    ({"typed_values": {"group": "kind", "parsers": {}}}, "typed_values.group", "'type'"),
+    ({"typed_values": {"group": "value", "parsers": {}}}, "typed_values.group", "other than"),
+    ({"typed_values": {"group": "type", "parsers": []}}, "typed_values.parsers", "an object"),
+    ({"typed_values": {"group": "type", "parsers": {"a": "json"}}}, "typed_values.parsers.a",
+     "value parser"),
+    ({"typed_values": {"group": "type", "parsers": {"a": {"name": "pythonic"}}}},
+     "typed_values.parsers.a.name", "unknown content parser"),
+    ({"typed_values": {"group": "type", "parsers": {"a": {"name": "json", "args": 1}}}},
+     "typed_values.parsers.a.args", "an object"),
+    ({"tag_pattern": None}, "typed_values", "tag_pattern"),
+    ({"value_parser": {"name": "xml-inline", "args": {"typed_values": {}}}},
+     "value_parser.args.typed_values", "nested"),
+])
+def test_typed_values_are_checked(args, path, words):
+    with pytest.raises(TemplateError) as info:
+        load_template(typed(**args))
+    assert info.value.path == "fields.tool_calls.content_args." + path
+    assert words in str(info.value)
+
+
+def test_typed_values_belong_to_xml_inline_fields():
+    spec = copy.deepcopy(TYPED)
+    spec["fields"]["content"] = {"close": "<E>", "content": "json",
+                                 "content_args": {"typed_values": {}}}
+    with pytest.raises(TemplateError, match="'xml-inline' fields only") as info:
+        load_template(spec)
+    assert info.value.path == "fields.content.content_args.typed_values"
+
+
+def test_undeclared_nested_typed_values_are_ignored_as_the_reference_ignores_them():
+    spec = typed(typed_values=None,
+                 value_parser={"name": "text", "args": {"typed_values": {"group": "x"}}})
+    del spec["extensions"]
+    assert reference_outcome(spec).verdict == "accept"
+    parser = compile_template(spec)
+    text = '<call name="f"><arg key="a" type="int"> 1 </arg></call><E>'
+    assert parser.parse_response(text, prefix="<A>") == {
+        "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"a": "1"}}}]}
+
+
+def test_each_tag_is_read_by_the_parser_its_group_names():
+    parser = compile_template(TYPED)
+    text = ('<call name="f"><arg key="a" type="json">[1, {"b": null}]</arg>'
+            '<arg key="b" type="int"> 7 </arg><arg key="c" type="raw"> 7 </arg>'
+            '<arg key="d" type="other">{"x": 1}</arg></call><E>')
+    want = {"tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {
+        "a": [1, {"b": None}], "b": 7, "c": " 7 ", "d": '{"x": 1}'}}}]}
+    assert parser.parse_response(text, prefix="<A>") == want
+    stream = parser.response_parser("<A>")
+    for ch in text:
+        stream.feed(ch)
+    assert stream.finalize()[0] == want
+    source = parser.source
+    assert "Extensions: typed-values (rtcompiler only" in source
+    assert "def parse_xml_typed" in source and "def parse_xml_inline" not in source
+
+
+def test_unlisted_texts_fall_back_to_the_value_parser():
+    parser = compile_template(typed(value_parser={"name": "float"}))
+    text = ('<call name="f"><arg key="a" type="raw">1.5</arg>'
+            '<arg key="b" type="real">1.5</arg></call><E>')
+    assert parser.parse_response(text, prefix="<A>")["tool_calls"][0]["function"][
+        "arguments"] == {"a": "1.5", "b": 1.5}
+
+
+def test_a_typed_value_that_does_not_parse_fails_like_a_value_parser():
+    parser = compile_template(TYPED)
+    with pytest.raises(ValueError, match="json"):
+        parser.parse_response('<call name="f"><arg key="a" type="json">[1,</arg></call>',
+                              prefix="<A>")
