@@ -357,13 +357,11 @@ class _Writer:
             return part.node
         if isinstance(part, UpTo):
             watched = [n for n in part.own + part.others]
-            others = [n for n in part.others]
             char = ast.Chars(part.chars or ANY)
             step = rx.concat([_not_ahead(watched), char]) if watched else char
-            body = [rx.repeat(step, 0, part.max_len)]
-            if others:
-                body.append(_not_ahead(others))
-            body.append(part.end)
+            # Where the end begins, another delimiter may match too: the parser takes the
+            # longest match there, the end's.
+            body = [rx.repeat(step, 0, part.max_len), part.end]
             return rx.concat(body)
         if isinstance(part, FreeText):
             char = ast.Chars(part.chars or ANY)
@@ -386,7 +384,16 @@ class _Writer:
             return self.slashed(self.regex.write(part.node))
         if isinstance(part, UpTo):
             text = rx.repeat(ast.Chars(part.chars or ANY), 0, part.max_len)
-            pieces = [self.slashed(self.regex.write(rx.concat([text, part.end])))]
+            if part.others:
+                # The other delimiters may not match in the text; where the end begins one
+                # may (an implicit close "<tool_call>" where the calls open): the parser
+                # takes the longest match there, the end's.
+                others = rx.alternation(rx.for_avoiding(n) for n in part.others)
+                head = (f"({self.slashed(self.regex.write(text))} & ~"
+                        + self.slashed(f"(?s:.*)(?:{self.regex.write(others)})(?s:.*)") + ")")
+                pieces = [f"({head} {self.slashed(self.regex.write(part.end))})"]
+            else:
+                pieces = [self.slashed(self.regex.write(rx.concat([text, part.end])))]
             if part.own:
                 # No match of the delimiter may start in the text: none may stop before
                 # the end. "Followed by anything" would also forbid the end's own match
@@ -402,9 +409,6 @@ class _Writer:
                     own = rx.alternation(owns)
                     pieces.append("~" + self.slashed(
                         f"(?s:.*)(?:{self.regex.write(own)})(?s:.+)"))
-            if part.others:
-                others = rx.alternation(rx.for_avoiding(n) for n in part.others)
-                pieces.append("~" + self.slashed(f"(?s:.*)(?:{self.regex.write(others)})(?s:.*)"))
             return "(" + " & ".join(pieces) + ")" if len(pieces) > 1 else pieces[0]
         if isinstance(part, FreeText):
             text = rx.repeat(ast.Chars(part.chars or ANY), part.min_len, part.max_len)
