@@ -21,8 +21,8 @@ bodies), :mod:`.build` (the rules), :mod:`.grammar` (the grammar and its two wri
 ...     "reasoning_content": {"open": "<think>", "close": "</think>"},
 ...     "content": {"close": "</s>"}}})
 >>> print(export_grammar(t).text.split("\\n\\n")[1])
-start: START | START_2 after_reasoning_content
-after_reasoning_content: AFTER_REASONING_CONTENT
+start: REASONING_CONTENT_OPEN after_reasoning_content | CONTENT_THEN_END_OF_TURN
+after_reasoning_content: CONTENT_THEN_END_OF_TURN
 """
 
 from __future__ import annotations
