@@ -48,8 +48,14 @@ def json_payloads(message: dict) -> list[str]:
     return payloads
 
 
-def floor_run(template: dict, text: str, message: dict) -> Callable[[], int]:
-    """A callable doing the floor's work on ``text``; returns how many delimiters it saw."""
+def floor_run(template: dict, text: str, message: dict,
+              conversion: Callable[[], object] | None = None) -> Callable[[], int]:
+    """A callable doing the floor's work on ``text``; returns how many delimiters it saw.
+
+    ``conversion``, for a format that does not write JSON (Gemma 4), converts each tool
+    call's text alone the cheapest way known (our ``parse_json``, see by_hand.py): the
+    floor then counts it too, as issue 18 decided.
+    """
     pattern = delimiter_regex(template)
     payloads = json_payloads(message)
     loads = json.loads
@@ -60,4 +66,12 @@ def floor_run(template: dict, text: str, message: dict) -> Callable[[], int]:
             loads(payload)
         return found
 
-    return run
+    if conversion is None:
+        return run
+
+    def converted() -> int:
+        found = run()
+        conversion()
+        return found
+
+    return converted

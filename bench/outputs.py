@@ -301,3 +301,36 @@ ADVERSARIAL = (
                 "<c", "a", "! fin"),
 )
 ADVERSARIAL_BY_NAME = {a.name: a for a in ADVERSARIAL}
+
+
+# -- shapes where a delimiter search keeps going a long way, parsed whole and in chunks --
+# Each was slower in ours than in the reference in held-out measurements (issue 18).
+
+CODER_XML = {
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"<tool_call>\s*<function=(?P<name>[^>\n]+)>",
+            "close_pattern": r"</function>\s*</tool_call>", "repeats": True,
+            "content": "xml-inline",
+            "content_args": {
+                "tag_pattern": r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"},
+            "transform": {"name": "{name}", "arguments": "{content}"},
+        },
+        "content": {"close": "<|im_end|>"},
+    },
+}
+
+SHAPES = (
+    Adversarial("harmony_lazy_header",
+                r"a tool-call header whose lazy .*?<\|message\|> stays open for the stretch",
+                HARMONY_HEADER, "Checking.<|channel|>commentary to=functions.get_weather ",
+                "json x ", '<|message|>{"city": "Paris"}<|call|>'),
+    Adversarial("coder_near_miss",
+                r"a parameter value of </function>\n</tool_cal near-misses of the close",
+                CODER_XML, "Writing it.<tool_call>\n<function=write_file>\n<parameter=path>\n"
+                "a.txt\n</parameter>\n<parameter=content>\n",
+                "</function>\n</tool_cal x\n",
+                "\n</parameter>\n</function>\n</tool_call>Done.<|im_end|>"),
+)
+SHAPES_BY_NAME = {s.name: s for s in SHAPES}

@@ -481,6 +481,18 @@ class CompiledRegex:
         # difference -> where a partial search of the text pends, as an offset, or -1
         # for no match and nothing pending; kept by ResponseStream.answer.
         self.partials: dict = {}
+        self._capture_free = None  # see capture_free
+        # (context, the text a match's threads settled after) -> its groups, as offsets
+        # from its start, and the lengths of those texts (see groups_at).
+        self.settled_at: dict = {}
+        self.settled_lengths: list = []
+        self.loop_exits: dict = {}  # see loop_exit
+        # Work counters (tests read them): characters groups_at walked with the
+        # thread machine, and left unwalked once the captures settled; characters
+        # scanners passed over in a state that stays put (loop_exit).
+        self.walked = 0
+        self.settled = 0
+        self.looped = 0
         # Whether a search starts alike after any character (no ^, \b or \B reads it).
         self.context_free = len({dfa.initial(p) for p in (PREV_START, PREV_WORD, PREV_OTHER)}) == 1
 
@@ -854,7 +866,7 @@ class CompiledRegex:
             if a.interval_class[k] not in keep:
                 last = a.starts[k + 1] - 1 if k + 1 < len(a.starts) else 0x10FFFF
                 ranges.append((first, last))
-        return _re.compile(_char_class(ranges) if ranges else "(?!)", _re.DOTALL)
+        return _re.compile(char_class_source(ranges) if ranges else "(?!)", _re.DOTALL)
 
     def _walk(self, text: str, s: int, k: int, starts, masks, first):
         """The match beginning at ``s`` (in run ``k``): ``(end, groups)``, following at
@@ -965,6 +977,21 @@ class CompiledRegex:
                 return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
+        free = None if partial else self.capture_free
+        if free is not None and self.settled_at:
+            # Headers met before: the threads settle after the same characters, read
+            # from the same context, with the same captures (as offsets from the start).
+            known = self.settled_at
+            for length in self.settled_lengths:
+                if start + length < end:
+                    found = known.get((prev, text[start : start + length]))
+                    if found is not None:
+                        self.settled += end - start
+                        return {
+                            name: None if found[index] is None
+                            else text[start + found[index][0] : start + found[index][1]]
+                            for name, index in self.nfa.group_names.items()
+                        }
         threads: list = [(self.nfa.start, (), (slots, -1))]
         best = None
         i = start
@@ -989,14 +1016,108 @@ class CompiledRegex:
             if not threads:
                 chosen = best
                 break
-            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
             i += 1
+            if free is not None and i < end:
+                # Every thread left holds the same captures and can set no more: the
+                # match ending at ``end`` (which the DFA found, and which no earlier
+                # match can be) has them, whatever the rest of the text. A lazy
+                # `.*?<|message|>` after a name is not walked to its end.
+                held = threads[0][2][0]
+                if all(s in free and not ob and p[0] == held for s, ob, p in threads):
+                    self.settled += end - i
+                    chosen = (held, end)
+                    self._keep_settled(text, start, i, prev, held)
+                    break
+            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
+        self.walked += i - start
         captured = chosen[0] if chosen is not None else slots
         return {
             name: _group_text(text, captured, index)
             for name, index in self.nfa.group_names.items()
         }
 
+
+    def _keep_settled(self, text: str, start: int, at: int, prev: int, slots: tuple) -> None:
+        """Remember that the threads from ``start`` settled at ``at`` with ``slots``
+        (see groups_at), for short prefixes and a few lengths of them."""
+        length = at - start
+        if length > _SETTLED_PREFIX:
+            return
+        lengths = self.settled_lengths
+        if length not in lengths:
+            if len(lengths) >= _SETTLED_LENGTHS:
+                return
+            lengths.append(length)
+        known = self.settled_at
+        if len(known) >= _SETTLED_KEPT:
+            known.clear()  # the headers of the tools in use now fill it again
+        groups = {}
+        for index in self.nfa.group_names.values():
+            lo, hi = slots[3 * index], slots[3 * index + 1]
+            groups[index] = None if lo < 0 or hi < 0 or hi < lo else (lo - start, hi - start)
+        known[(prev, text[start:at])] = groups
+
+    def loop_exit(self, state: int, held: int):
+        """``find(text, i, hi)``: where in ``text[i:hi]`` the first character is that
+        would not leave the DFA in ``state`` (holding ``held`` registers) unchanged --
+        same state, same registers, no match -- or ``hi``; None when every character
+        would change something. A lazy `.*?<|message|>` stays in one state on
+        everything but ``<`` and what may begin another attempt: the run between
+        them is passed over at C speed.
+        """
+        row = self.dfa.rows[state]
+        same = tuple(range(held))
+        stays = set()
+        for c in range(self.alphabet.size):
+            nxt, sources, match = row[c]
+            if nxt == state and match is None and (sources is None or tuple(sources) == same):
+                stays.add(c)
+        found = None
+        if stays:
+            starts, classes = self.alphabet.starts, self.alphabet.interval_class
+            ranges = []
+            for k, lo in enumerate(starts):
+                if classes[k] not in stays:
+                    hi = starts[k + 1] - 1 if k + 1 < len(starts) else 0x10FFFF
+                    if ranges and ranges[-1][1] == lo - 1:
+                        ranges[-1][1] = hi
+                    else:
+                        ranges.append([lo, hi])
+            if sum(hi - lo + 1 for lo, hi in ranges) <= _FIND_EXITS:
+                found = _find_any(tuple(chr(x) for lo, hi in ranges for x in range(lo, hi + 1)))
+            else:
+                found = _search_exit(_re.compile(
+                    "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges) + "]"
+                ))
+        self.loop_exits[(state, held)] = found
+        return found
+
+    @property
+    def capture_free(self) -> frozenset:
+        """The NFA states from which no capture can be set: no path from them goes
+        through a SAVE, or into a lookaround (whose body may hold one)."""
+        free = self._capture_free
+        if free is None:
+            states = self.nfa.states
+            nexts: list = []
+            for st in states:
+                kind = st[0]
+                if kind == SPLIT:
+                    nexts.append(tuple(st[1]))
+                elif kind in (CHAR, ASSERT):
+                    nexts.append((st[2],))
+                else:
+                    nexts.append(())
+            tainted = {k for k, st in enumerate(states) if st[0] in (SAVE, LOOK)}
+            grown = True
+            while grown:
+                grown = False
+                for k, targets in enumerate(nexts):
+                    if k not in tainted and any(t in tainted for t in targets):
+                        tainted.add(k)
+                        grown = True
+            free = self._capture_free = frozenset(range(len(states))) - tainted
+        return free
 
     def _pending_matches(self, threads: list) -> bool:
         states = self.nfa.states
@@ -1107,6 +1228,8 @@ class Scanner:
         watch_from = lo if pre is not None else hi
         jump_at = -1  # where the prefilter found a literal, once the DFA gets there
         steps = 0
+        stayed = 0  # steps in a row that left the state as it was
+        loops = self.regex.loop_exits
         while i < hi:
             if i >= watch_from and state in fresh:
                 j = pre.find(text, i, hi)
@@ -1149,6 +1272,7 @@ class Scanner:
             c = classes.get(ch)
             if c is None:
                 c = class_of(ch)
+            was = state
             state, sources, match = rows[state][c]
             steps += 1
             here = pos0 + i - lo
@@ -1162,6 +1286,24 @@ class Scanner:
             if rows[state] is None:
                 self.dead = True
                 break
+            if state == was:
+                stayed += 1
+                if stayed >= _LOOP_RUN and i < hi:
+                    # A state that has stayed put a while: pass over, at C speed, the
+                    # characters that would keep it there changing nothing.
+                    stayed = 0
+                    key = (state, len(registers))
+                    exit = loops.get(key, _UNKNOWN)
+                    if exit is _UNKNOWN:
+                        exit = self.regex.loop_exit(state, len(registers))
+                    if exit is not None:
+                        j = exit(text, i, hi)
+                        self.searched += j - i
+                        self.skipped += j - i
+                        self.regex.looped += j - i
+                        i = j
+            else:
+                stayed = 0
         self.steps += steps
         self.state, self.registers, self.best = state, registers, best
 
@@ -1225,6 +1367,57 @@ class Scanner:
 
 
 _QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
+# Steps in a row that leave the DFA in its state before Scanner.advance asks for the
+# characters that would not (CompiledRegex.loop_exit): fewer, and runs of a few
+# characters between two exits would pay a search each.
+_LOOP_RUN = 4
+_UNKNOWN = object()
+# Groups remembered per pattern where a match's threads settled (CompiledRegex.groups_at):
+# at most this many, each after at most _SETTLED_PREFIX characters, of at most
+# _SETTLED_LENGTHS different lengths (each length costs a look-up per match).
+_SETTLED_KEPT = 1024
+_SETTLED_PREFIX = 256
+_SETTLED_LENGTHS = 8
+# Exits this few are found with str.find, one per character (a memchr, several times
+# faster than sre's search for a character class); more, with a class.
+_FIND_EXITS = 4
+_FIND_WINDOW = 256
+
+
+def _find_any(chars: tuple):
+    """``find(text, i, hi)``: the first of ``chars`` in ``text[i:hi]``, or ``hi``.
+
+    Each character is looked for in a window that grows fourfold while none is
+    found, and a hit narrows the others' window: a frequent character and a rare
+    one read a few times the distance to the nearest hit, not the rest of the text.
+    """
+    if not chars:
+        return lambda text, i, hi: hi
+
+    def find(text: str, i: int, hi: int) -> int:
+        window = _FIND_WINDOW
+        while i < hi:
+            edge = min(hi, i + window)
+            best = -1
+            for ch in chars:
+                j = text.find(ch, i, edge)
+                if j >= 0:
+                    best = edge = j
+            if best >= 0:
+                return best
+            i = edge
+            window *= 4
+        return hi
+
+    return find
+
+
+def _search_exit(pattern):
+    def find(text: str, i: int, hi: int) -> int:
+        m = pattern.search(text, i, hi)
+        return hi if m is None else m.start()
+
+    return find
 _LIVE_CACHE = 4096  # live sets a pattern keeps per character class (see CompiledRegex._live_at)
 _ACCELERATE = 8  # equal live sets in a row after which the pass searches ahead (see _liveness)
 
@@ -1259,7 +1452,7 @@ class Prefilter:
         self._order = list(self.literals)
         ranges = data["lead_ranges"]
         self.lead_ranges = [tuple(r) for r in ranges]
-        self._lead_class = _re.compile(_char_class(ranges), _re.DOTALL) if ranges else None
+        self._lead_class = _re.compile(char_class_source(ranges), _re.DOTALL) if ranges else None
         # What a piece of text must contain for a search of it to end with an
         # attempt alive or a match: a literal, a literal's beginning at its
         # end, or (after a lead of whole classes) a lead character at its end.
@@ -1283,7 +1476,7 @@ class Prefilter:
             if heads_source is not None:
                 parts.append("(?:" + heads_source + ")\\Z")
             if ranges:
-                parts.append(_char_class(ranges) + "\\Z")
+                parts.append(char_class_source(ranges) + "\\Z")
             self.danger = "|".join(parts)
         self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
         # For simple patterns: a pattern whose leftmost match, in text holding no
@@ -1294,7 +1487,7 @@ class Prefilter:
         # would read the character before it).
         tails = []
         # The lead characters' class, as a pattern (None: no lead).
-        self.lead_source = _char_class(ranges) if self._lead_class is not None else None
+        self.lead_source = char_class_source(ranges) if self._lead_class is not None else None
         if self._lead_class is not None:
             lead = self.lead_source
             if heads_source is not None:
@@ -1405,7 +1598,7 @@ class Prefilter:
 
 # Deeper nesting than this is written out flat (see _beginnings), which is quadratic in
 # a literal's length: the compiler cuts a prefilter's literals to this length.
-_BEGINNINGS_DEPTH = 100
+BEGINNINGS_DEPTH = 100
 
 
 def _beginnings(literals) -> str | None:
@@ -1423,7 +1616,7 @@ def _beginnings(literals) -> str | None:
             node = node.setdefault(ch, {})
     if not tree:
         return None
-    if max(len(s) for s in literals) > _BEGINNINGS_DEPTH:
+    if max(len(s) for s in literals) > BEGINNINGS_DEPTH:
         heads = sorted({s[:k] for s in literals for k in range(1, len(s))})
         return "|".join(_re.escape(h) for h in heads)
 
@@ -1437,7 +1630,9 @@ def _beginnings(literals) -> str | None:
     return branch(tree)
 
 
-def _char_class(ranges) -> str:
+def char_class_source(ranges) -> str:
+    """A stdlib ``re`` character class for inclusive code point ranges (the compiler's
+    capture and chain patterns use it too)."""
     parts = []
     for lo, hi in ranges:
         parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
@@ -1519,13 +1714,14 @@ class TagChain:
             if kind == "span":
                 _, group, trim, anchor = step
                 if trim is not None:
-                    trim = (_re.compile(_char_class(trim[0]), _re.DOTALL).match, trim[1])
+                    trim = (_re.compile(char_class_source(trim[0]), _re.DOTALL).match, trim[1])
                 if anchor[0] == "pair":
                     # C KEY D, KEY the text of a group: every occurrence of it, for every
                     # key, is a match of C([S]+)D (see chain.py).
                     _, before, index, after, ranges = anchor
                     pattern = _re.compile(
-                        _re.escape(before) + "(" + _char_class(ranges) + "+)" + _re.escape(after),
+                        _re.escape(before) + "(" + char_class_source(ranges) + "+)"
+                        + _re.escape(after),
                         _re.DOTALL,
                     )
                     anchor = ("pair", pattern, index, len(before) + len(after))
@@ -1533,7 +1729,7 @@ class TagChain:
                 segments.append([])
             elif kind == "run":
                 _, ranges, least, most, group = step
-                matcher = _re.compile(_char_class(ranges) + "*", _re.DOTALL).match
+                matcher = _re.compile(char_class_source(ranges) + "*", _re.DOTALL).match
                 segments[-1].append(("run", matcher, least, most, group))
             else:
                 segments[-1].append(tuple(step))
@@ -1728,6 +1924,14 @@ class TagChain:
                 groups[group] = (x, end)
             x = end
         return x
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.content [text]
+# ------------------------------------------------------------------------------
+def parse_text(body: str, args: dict) -> str:
+    return body.strip() if args["strip"] else body
+
+
 
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.content [json]
@@ -2028,14 +2232,6 @@ def parse_json(body: str, args: dict) -> object:
 
 
 # ------------------------------------------------------------------------------
-# runtime: rtcompiler.runtime.content [text]
-# ------------------------------------------------------------------------------
-def parse_text(body: str, args: dict) -> str:
-    return body.strip() if args["strip"] else body
-
-
-
-# ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.content [xml_typed]
 # ------------------------------------------------------------------------------
 def parse_xml_typed(
@@ -2075,6 +2271,49 @@ def parse_xml_typed(
         else:
             out[key] = value
     return out
+
+
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.transform [transform]
+# ------------------------------------------------------------------------------
+def apply_transform(node: list, scope: dict) -> object:
+    kind = node[0]
+    if kind == "ref":
+        _, path, root, keys = node
+        if root not in scope:
+            raise KeyError(
+                f"transform placeholder '{{{path}}}' names nothing in scope; "
+                f"available: {sorted(scope)}"
+            )
+        value = scope[root]
+        for key in keys:
+            if not isinstance(value, dict):
+                raise ValueError(
+                    f"transform placeholder '{{{path}}}' cannot look up '{key}' "
+                    f"in a {type(value).__name__}"
+                )
+            if key not in value:
+                raise ValueError(
+                    f"transform placeholder '{{{path}}}': no key '{key}'; "
+                    f"available: {sorted(value)}"
+                )
+            value = value[key]
+        # The value itself, not a copy: "{content}" hands the parsed value on.
+        return value
+    if kind == "dict":
+        # Fresh containers on every call: callers may mutate what they get back.
+        return {key: apply_transform(child, scope) for key, child in node[1]}
+    if kind == "list":
+        return [apply_transform(child, scope) for child in node[1]]
+    return node[1]
+
+
+def transform_content(value: object, captures: dict, node: list) -> object:
+    """The field's transform applied once, with ``content`` bound to ``value``."""
+    scope = dict(captures)
+    scope["content"] = value
+    return apply_transform(node, scope)
 
 
 
@@ -2275,91 +2514,14 @@ def tool_coercer(tools: "Iterable[Any] | None") -> "Callable[[Any], Any] | None"
 
 
 # ------------------------------------------------------------------------------
-# runtime: rtcompiler.runtime.transform [transform]
-# ------------------------------------------------------------------------------
-def apply_transform(node: list, scope: dict) -> object:
-    kind = node[0]
-    if kind == "ref":
-        _, path, root, keys = node
-        if root not in scope:
-            raise KeyError(
-                f"transform placeholder '{{{path}}}' names nothing in scope; "
-                f"available: {sorted(scope)}"
-            )
-        value = scope[root]
-        for key in keys:
-            if not isinstance(value, dict):
-                raise ValueError(
-                    f"transform placeholder '{{{path}}}' cannot look up '{key}' "
-                    f"in a {type(value).__name__}"
-                )
-            if key not in value:
-                raise ValueError(
-                    f"transform placeholder '{{{path}}}': no key '{key}'; "
-                    f"available: {sorted(value)}"
-                )
-            value = value[key]
-        # The value itself, not a copy: "{content}" hands the parsed value on.
-        return value
-    if kind == "dict":
-        # Fresh containers on every call: callers may mutate what they get back.
-        return {key: apply_transform(child, scope) for key, child in node[1]}
-    if kind == "list":
-        return [apply_transform(child, scope) for child in node[1]]
-    return node[1]
-
-
-def transform_content(value: object, captures: dict, node: list) -> object:
-    """The field's transform applied once, with ``content`` bound to ``value``."""
-    scope = dict(captures)
-    scope["content"] = value
-    return apply_transform(node, scope)
-
-
-
-# ------------------------------------------------------------------------------
-# runtime: rtcompiler.runtime.stream [stream]
+# runtime: rtcompiler.runtime.regions [regions]
 # ------------------------------------------------------------------------------
 import bisect as _bisect
-import copy as _copy
 import itertools as _itertools
 import re as _re
 
-# Held text short enough to search again, with the new piece, in one stdlib call.
-_QUICK_HELD = 64
-_QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
-_HOLD_FIRST = 8  # after a held text, pieces this short get the hold search alone (see feed)
-# Unsent text this short is answered for without a scanner while it holds no
-# literal (see answer); beyond it a scanner, which keeps its state, takes over,
-# so that a long pending run is not re-read on every feed.
-_SHORT_HELD = 16
-# Unsent text this short that holds a literal is matched with the pattern's stdlib
-# form before a scanner is made for it (see answer).
-_FORM_HELD = 96
-# Answers a regex remembers for the unsent text (see answer): at most this many per
-# regex, each for at most _FORM_HELD characters.
-_PARTIALS = 4096
-_BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
-_WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
-# What the stdlib matches of a whole-text parse may go through, in all: this many times
-# the text (see complete). A delimiter's stdlib form reads a bounded number of characters
-# past the match it returns (its ``tail`` fact), but a match that another delimiter's
-# commit cuts into is looked for again, from further on.
-_WHOLE_READS = 4
-_SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
-_PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
-# Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
-_PROMPT_STATES = 16
-_PROMPT_TAIL = 256
-# Feeds that find at most this much text unsent, their piece included, get their
-# transitions remembered (see ResponseStream.transition_key; -1: none), at most
-# _TRANSITIONS of them per table: a header arriving token by token, not a long pending
-# run, which is not met again.
-_TRANSITION_HELD = _FORM_HELD
-_TRANSITIONS = 4096
 
-
-class Delimiter:
+class Watched:
     """One open or close delimiter, as the region machine watches it."""
 
     __slots__ = ("regex", "is_literal", "can_extend", "fixed", "longest", "danger")
@@ -2419,7 +2581,7 @@ class RegionTable:
         self.implicit = implicit
         self.defaults = defaults
         # Defaults holding no container (the usual {"role": "assistant"}) are copied
-        # with dict(): deepcopy cost a few microseconds a parse.
+        # with dict(), at a fraction of deepcopy's cost.
         self.flat_defaults = all(
             v is None or type(v) in (str, int, float, bool) for v in defaults.values()
         )
@@ -2652,8 +2814,7 @@ def _walks(watches):
     holds no landmark, so matches begin in the order of their landmarks.
     """
     # Every character of every literal, as sorted code points: whether a lead holds one
-    # is then a look-up per range of the lead (asking each lead about every literal's
-    # characters was quadratic in the number of delimiters).
+    # is then a look-up per range of the lead, not a question per literal.
     characters = sorted({
         ord(c) for watch in watches.values() for entry in watch
         for s in entry[2].regex.prefilter.literals for c in s
@@ -2685,6 +2846,47 @@ def _walks(watches):
                 literal: (entries, _single(entries)) for literal, entries in by_literal.items()
             }
     return walks
+
+
+def truncate_at_last_anchor(anchor, prefix, literals=None):
+    """The prefix after the last match of the start anchor (all of it if none).
+
+    ``literals``: what the anchor matches, when they never overlap (see
+    ``RegionTable.anchor_literals``): the last match is the last occurrence.
+    """
+    if literals is not None:
+        last, last_end = -1, None
+        for literal in literals:
+            at = prefix.rfind(literal)
+            if at > last:
+                last, last_end = at, at + len(literal)
+        return prefix if last_end is None else prefix[last_end:]
+    # The stdlib form finds regex's spans (see automata/capture.py) where its search is
+    # linear, at C speed: cheaper than stepping the automata over a long chat prompt.
+    last_end = anchor.last_end(prefix)
+    return prefix if last_end is None else prefix[last_end:]
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.whole [whole]
+# ------------------------------------------------------------------------------
+import bisect as _bisect
+
+# Unsent text this short that holds a literal is matched with the pattern's stdlib
+# form before a scanner is made for it (see ResponseStream.answer).
+_FORM_HELD = 96
+# Unsent text up to this long is still tried with the stdlib form (its answer is not
+# remembered): a feed of a few hundred characters holding a tool-call header found it
+# with a scanner, stepped in Python, where the whole-text parse used the form (a 256-
+# character feed cost 3.5 times the same text parsed whole). Each try reads at most
+# this much, as before at most _FORM_HELD: a constant per answer.
+_FORM_READ = 512
+_WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
+# What the stdlib matches of a whole-text parse may go through, in all: this many times
+# the text (see complete). A delimiter's stdlib form reads a bounded number of characters
+# past the match it returns (its ``tail`` fact), but a match that another delimiter's
+# commit cuts into is looked for again, from further on.
+_WHOLE_READS = 4
+_SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 
 
 def _literal_at(delimiter, held, j, base):
@@ -2728,26 +2930,547 @@ def _form_captures(regex, found):
     return {} if groups is None else {k: v for k, v in groups.items() if v is not None}
 
 
-def truncate_at_last_anchor(anchor, prefix, literals=None):
-    """The prefix after the last match of the start anchor (all of it if none).
+class WholePass:
+    """``ResponseStream``'s whole-text pass (a mixin: the state is the stream's)."""
 
-    ``literals``: what the anchor matches, when they never overlap (see
-    ``RegionTable.anchor_literals``): the last match is the last occurrence.
-    """
-    if literals is not None:
-        last, last_end = -1, None
-        for literal in literals:
-            at = prefix.rfind(literal)
-            if at > last:
-                last, last_end = at, at + len(literal)
-        return prefix if last_end is None else prefix[last_end:]
-    # The stdlib form finds regex's spans (see automata/capture.py) where its search is
-    # linear; stepping the automata over a long chat prompt costs tens of microseconds.
-    last_end = anchor.last_end(prefix)
-    return prefix if last_end is None else prefix[last_end:]
+    __slots__ = ()
+
+    def parse_whole(self, text):
+        """``parse_response``: the whole generation at once; returns the message.
+
+        The same message as ``feed(text)`` then ``finalize()``: with the text
+        complete, whatever a non-final pass commits (a complete match that
+        cannot grow, before every pending one) is what the final pass commits
+        from the same position, and the message depends only on the commits.
+        So the final pass runs alone over the output (the prompt's tail was
+        processed as its own chunk, as the reference does) and finds the watched delimiters
+        that have a stdlib form with ``re`` (see :meth:`complete`).
+        """
+        if type(text) is not str:
+            text = self.checked(text)
+        if self.finalized:
+            raise RuntimeError("the parser was already finalized")
+        if text:
+            self.append(text)
+        self.whole = {}
+        self.failures = 0
+        self.formed = 0
+        self.whole_pass()
+        return self.finish()
+
+    def whole_pass(self):
+        """``process(events, eos=True)`` for ``parse_whole``: the same commits, in a
+        loop of its own that makes no events (nobody reads them) and asks each
+        watcher's remembered answer first (see :meth:`complete`)."""
+        whole = self.whole
+        held, base = self.held()
+        table = self.table
+        if self.current in table.walks and self.walk(held, base, table.walks):
+            return
+        watches = table.watches
+        while True:
+            pos = self.pos
+            best = best_kind = best_region = None
+            for kind, region, delimiter, watcher in watches[self.current]:
+                cached = whole.get(watcher)
+                if (
+                    cached is not None and cached is not _SLOW and cached[0] <= pos
+                    and (cached[1] is None or pos <= cached[1].start)
+                ):
+                    m = cached[1]
+                else:
+                    m = self.complete(watcher, delimiter)
+                    if m is _SLOW:
+                        m = self.answer(watcher, delimiter, True)
+                # The earliest start wins; ties go by the order of scan's keys.
+                if m is not None and (
+                    best is None or m.start < best.start
+                    or m.start == best.start and (
+                        (m.start - m.end, 0 if kind == "open" else 1, region.name)
+                        < (best.start - best.end, 0 if best_kind == "open" else 1,
+                           best_region.name)
+                    )
+                ):
+                    best, best_kind, best_region = m, kind, region
+            if best is None or best.start >= self.end:
+                break  # nothing, or only an empty match at the very end: no commit
+            if not self.commit_whole(
+                held, base, best.start, best.end, best_kind, best_region,
+                best.captured() if best_kind == "open" else None,
+            ):
+                return
+        self.end_whole(held, base)
+
+    def commit_whole(self, held, base, start, end, kind, region, captures):
+        """One commit of a whole-text pass: the text before ``start`` goes to the open
+        region, then the match from ``start`` to ``end`` closes it or opens ``region``
+        with ``captures`` (None: nothing captured). False for a zero-width close of an
+        empty region, which would fire forever: the pass ends there."""
+        pos = self.pos
+        if start > pos and self.current is not None:
+            self.opened = True
+            self.tail.append(held[pos - base : start - base])
+        self.pos = end
+        if kind == "open":
+            self.close_current(None)
+            self.open_region(None, region, {} if captures is None else captures)
+            return True
+        had_content = self.opened
+        self.close_current(None)
+        return had_content or start != end
+
+    def end_whole(self, held, base):
+        """The end of a whole-text pass: the rest goes to the open region, which closes."""
+        if self.pos < self.end:
+            if self.current is not None:
+                self.opened = True
+                self.tail.append(held[self.pos - base :])
+            self.pos = self.end
+        self.close_current(None)
+
+    def walk(self, held, base, walks):
+        """``whole_pass`` from one landmark to the next, while the mode is one of
+        ``walks`` (every match of every watcher begins where one of its literals
+        does): the first landmark at which a watcher of the mode matches holds the
+        earliest match, found without asking each watcher for its next one.
+
+        True when the pass is done; False, with every commit so far made, when the
+        rest is left to the watcher-by-watcher loop: in a mode that is not walked,
+        or after the failed stdlib matches ``complete`` allows.
+        """
+        lo = self.pos - base
+        self.examined += len(held) - lo
+        table = self.table
+        implicit = table.implicit
+        close_with = self.close_with
+        # The stream's state, kept in locals while walking: the open region's name and
+        # captures are written back before close_with (which reads them), all of it
+        # before returning.
+        pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
+        by_literal = walks[current]
+        before = bool(self.body or self.tail)  # text the prompt's tail left in the region
+        done = True  # False: the loop goes on from here
+        cut = False
+        reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
+        for found in table.landmarks.finditer(held, lo):
+            spot = by_literal.get(found.group())
+            if spot is None:
+                continue
+            at = found.start()
+            if at + base < pos:
+                continue
+            entries, single = spot
+            if single is not None:
+                kind, region, form = single
+                if form is None:
+                    start, end, caught = at + base, found.end() + base, None
+                else:
+                    # (best_at for one delimiter: its match begins at the landmark.)
+                    if reads < 0:
+                        done = False
+                        break
+                    matched = form.captures.match(held, at)
+                    if matched is None:
+                        self.failures += 1
+                        if self.failures > _WHOLE_FAILURES:
+                            done = False
+                            break
+                        continue
+                    end = matched.end()
+                    self.examined += end - at
+                    reads -= end - at
+                    start, end = at + base, end + base
+                    caught = _form_captures(form, matched) if kind == "open" else None
+            else:
+                self.pos = pos
+                self.formed = _WHOLE_READS * self.end - reads
+                best = self.best_at(held, base, found, at, entries)
+                reads = _WHOLE_READS * self.end - self.formed
+                if best is None:
+                    continue
+                if best is False:
+                    done = False
+                    break
+                start, end, kind, region, regex, matched = best
+                caught = (
+                    _form_captures(regex, matched) if kind == "open" and matched is not None
+                    else None
+                )
+            # The commit: commit_whole, written out (a few calls less a landmark).
+            had_content = opened
+            if current is not None and (opened or start > pos):
+                had_content = True
+                text = held[pos - base : start - base]
+                if before:
+                    text = "".join(self.body) + "".join(self.tail) + text
+                    self.body, self.tail = [], []
+                    before = False
+                self.current, self.captures = current, captures
+                close_with(text, None)
+            elif before:
+                self.body, self.tail = [], []
+                before = False
+            pos = end
+            if kind == "open":
+                current, captures, opened = region.name, ({} if caught is None else caught), True
+            else:
+                current, captures, opened = implicit, {}, False
+                if not (had_content or start != end):
+                    # A zero-width close of an empty region would fire forever: the
+                    # pass ends here, the rest unread.
+                    cut = True
+                    break
+            by_literal = walks.get(current)
+            if by_literal is None:
+                done = False
+                break
+        self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.formed = _WHOLE_READS * self.end - reads
+        self.danger, self.dirty = table.modes[current]
+        if done and not cut:
+            self.end_whole(held, base)
+        return done
+
+    def best_at(self, held, base, found, at, entries):
+        """The walk's choice among the watch ``entries`` whose literal is ``found``
+        (at ``at`` in ``held``): ``(start, end, kind, region, regex, stdlib match)``,
+        None when none matches there, False when the rest is left to the loop."""
+        # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
+        best = None
+        for kind, region, delimiter, _ in entries:
+            if delimiter.fixed is not None:
+                start, end, regex, matched = at + base, found.end() + base, None, None
+            else:
+                regex = delimiter.regex
+                # (complete's attempt: from the run of lead characters before.)
+                t = regex.prefilter.lead_start(held, self.pos - base, at)
+                if self.formed > _WHOLE_READS * self.end:
+                    return False
+                matched = regex.captures.match(held, t)
+                if matched is None:
+                    if t != at:
+                        return False  # a later start may match: its scanner decides
+                    self.failures += 1
+                    if self.failures > _WHOLE_FAILURES:
+                        return False
+                    continue
+                self.examined += matched.end() - t
+                self.formed += matched.end() - t
+                start, end = matched.start() + base, matched.end() + base
+            # The earliest start wins; ties (one literal opening two regions) go
+            # as in whole_pass.
+            if best is None or start < best[0] or start == best[0] and (
+                (start - end, 0 if kind == "open" else 1, region.name)
+                < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].name)
+            ):
+                best = (start, end, kind, region, regex, matched)
+        return best
+
+    def complete(self, key, delimiter):
+        """The leftmost complete match from ``pos`` to the end, found with ``re``
+        (the text is whole), or ``_SLOW`` when only the delimiter's scanner can tell.
+
+        For a pattern with a stdlib form (rtcompiler/automata/capture.py: ``re``
+        takes the same first successful path from a start as ``regex``) whose
+        prefilter has no bounded lead, every match holds a literal preceded only
+        by lead characters: no match begins before the run of lead characters
+        ending where the first literal begins. A match tried there, once, is
+        then the leftmost; if it fails, the scanner decides. An answer holds
+        until ``pos`` passes the match's start.
+
+        Linear time: the form reads each character a bounded number of times per
+        attempt and a bounded number past the match it returns (its ``linear`` and
+        ``tail`` facts, rtcompiler/automata/linearity.py); no ``re`` search is ever
+        retried from start to start; a bounded number of matches may fail (each
+        may read to the end), and the successful ones may go through at most
+        ``_WHOLE_READS`` times the text in all. Past either bound, the scanners.
+        """
+        cached = self.whole.get(key)
+        pos = self.pos
+        if cached is not None:
+            if cached is _SLOW:
+                return _SLOW
+            at, m = cached
+            if at <= pos and (m is None or pos <= m.start):
+                return m
+        regex = delimiter.regex
+        pre = regex.prefilter
+        if delimiter.fixed is not None:
+            # Literals none of which begins another: the first one found is the match.
+            held, base = self.held()
+            lo = pos - base
+            hit = self.find_whole(pre, held, lo, len(held))
+            m = None if hit < 0 else _literal_at(delimiter, held, hit, base)
+            self.whole[key] = (pos, m)
+            return m
+        form = regex.captures
+        if (
+            form is None or pre is None or pre.lead or not regex.tail
+            or self.formed > _WHOLE_READS * self.end
+        ):
+            self.whole[key] = _SLOW
+            return _SLOW
+        held, base = self.held()
+        lo = pos - base
+        n = len(held)
+        while True:
+            hit = self.find_whole(pre, held, lo, n)
+            if hit < 0:
+                self.whole[key] = (pos, None)
+                return None
+            t = pre.lead_start(held, lo, hit)
+            self.examined += hit - t
+            if regex.apart:
+                # Attempts read apart (no loop reads where one can begin): one search
+                # tries every later start in linear time, and near-misses of the
+                # literal stay at C speed instead of failing over to the scanner.
+                found = form.search(held, t)
+                if found is None:
+                    self.examined += n - t
+                    self.whole[key] = (pos, None)
+                    return None
+                break
+            found = form.match(held, t)
+            if found is not None:
+                break
+            # No match begins at t. When t is the literal's own start, none
+            # begins before the next literal's run of lead characters either:
+            # try there, a bounded number of times a parse (a failed match
+            # may have read far), then leave the delimiter to its scanner.
+            self.failures += 1
+            if t != hit or self.failures > _WHOLE_FAILURES:
+                self.whole[key] = _SLOW
+                return _SLOW
+            lo = hit + 1
+        self.examined += found.end() - t
+        self.formed += found.end() - t
+        m = _form_match(regex, found, base)
+        self.whole[key] = (pos, m)
+        return m
+
+    def find_whole(self, pre, held, lo, hi):
+        """``pre.find`` over the whole text, answered from one search for every
+        delimiter's literals (the table's landmarks) when there is one.
+
+        Counts what it reads in ``examined``: the text up to the hit (or ``hi``)
+        for a search of its own; the landmarks' one pass, once a parse.
+        """
+        marks = self.marks
+        if marks is None:
+            landmarks = self.table.landmarks
+            if landmarks is None:
+                return self._find_counted(pre, held, lo, hi)
+            marks = self.marks = {}
+            for m in landmarks.finditer(held, lo):
+                marks.setdefault(m.group(), []).append(m.start())
+            self.marks_from = lo
+            self.examined += len(held) - lo
+        if lo < self.marks_from:
+            return self._find_counted(pre, held, lo, hi)
+        best = -1
+        for literal in pre.literals:
+            starts = marks.get(literal)
+            if starts:
+                i = _bisect.bisect_left(starts, lo)
+                if i < len(starts) and starts[i] < hi - len(literal) + 1:
+                    if best < 0 or starts[i] < best:
+                        best = starts[i]
+        return best
+
+    def _find_counted(self, pre, held, lo, hi):
+        hit = pre.find(held, lo, hi)
+        self.examined += (hi if hit < 0 else hit) - lo
+        return hit
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.memo [memo]
+# ------------------------------------------------------------------------------
+# Answers a regex remembers for the unsent text (see answer): at most this many per
+# regex, each for at most _FORM_HELD characters.
+_PARTIALS = 4096
+# Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
+_PROMPT_STATES = 16
+_PROMPT_TAIL = 256
+# Feeds that find at most this much text unsent, their piece included, get their
+# transitions remembered (see ResponseStream.transition_key; -1: none), at most
+# _TRANSITIONS of them per table: a header arriving token by token, not a long pending
+# run, which is not met again.
+_TRANSITION_HELD = _FORM_HELD
+_TRANSITIONS = 4096
 
 
-class ResponseStream:
+class StreamMemo:
+    """``ResponseStream``'s memo of feeds (a mixin: the state is the stream's)."""
+
+    __slots__ = ()
+
+    # A chat template ends every prompt alike (its generation prompt, "<think>\n"
+    # for some), and processing that tail is a large part of a short parse. What it
+    # leaves depends only on the table and the tail, unless a region closed in it (its
+    # value may depend on the tools): then nothing is kept. The state is read and set
+    # attribute by attribute: going through ``__dict__`` would give the instance a
+    # plain dict, which slows every attribute access of the stream.
+    _KEPT = (
+        "base", "end", "pos", "fresh", "fresh_start", "examined", "rescans",
+        "retired_steps", "retired_searched", "opened", "marks_from", "current", "danger",
+        "dirty",
+    )
+    _COPIED = ("pieces", "body", "tail", "captures", "fixed_seen")
+
+    def remember(self, truncated):
+        """Keep the state the prompt's tail left, for the table's next stream with
+        the same tail: when it holds no scanner, no pending answer, no closed region."""
+        states = self.table.prompt_states
+        if (
+            len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
+            or self.held_by is not None or self.known is not None
+            or any(e["type"] == "region_close" for e in self.initial_events)
+        ):
+            return
+        kept = tuple(getattr(self, name) for name in self._KEPT)
+        # Copies: this stream goes on changing its own lists and dicts.
+        copied = tuple(type(v)(v) for v in (getattr(self, name) for name in self._COPIED))
+        states[truncated] = (kept, copied, [dict(e) for e in self.initial_events])
+
+    def resume(self, saved):
+        """The state :meth:`remember` kept, copied so that this stream owns it."""
+        kept, copied, events = saved
+        for name, value in zip(self._KEPT, kept, strict=True):
+            setattr(self, name, value)
+        self.pieces, self.body, self.tail, self.captures, self.fixed_seen = (
+            list(copied[0]), list(copied[1]), list(copied[2]), dict(copied[3]),
+            dict(copied[4]),
+        )
+        self.initial_events = [dict(e) for e in events]
+
+    def remember_transition(self, key, plan):
+        """Keep, for ``key`` (see transition_key), what the feed did: ``plan`` is its
+        commits, where its emitted text ends and who holds the rest, relative to
+        where it began (see replay). The state it leaves, unless nothing is
+        unsent, gets a new number."""
+        if key is None:
+            return
+        table = self.table
+        node = None
+        if self.pos < self.end:
+            node = next(table.states)
+            self.node = (node, self.end)
+        transitions = table.transitions
+        if len(transitions) >= _TRANSITIONS:
+            transitions.clear()  # the headers of the tools in use now fill it again
+        transitions[key] = (*plan, node)
+
+    def transition_key(self, text, end):
+        """The key of feeding ``text`` now (``end``: where the buffer ends before it),
+        or None when the state is not known.
+
+        What a feed does -- the commits, where the emitted text ends, who holds
+        the rest -- depends only on the state it finds: the mode, whether its
+        region has text yet, the unsent text, and the character before it when a
+        watched pattern reads it. Everything else the stream keeps (scanners,
+        what is known to hold no literal, who held the text) only saves work.
+        A state is named by that description (see described), or by a number
+        that a feed which left it gave it (``node``), valid while no other text
+        came: the same state, reached from the same state by the same piece. So
+        a key costs the piece, not the held text, along a header; and a stream
+        that meets a header met before, cut alike (the same tool's, in a later
+        answer, token by token), replays each feed (see replay) with none of the
+        searches.
+        """
+        if end + len(text) - self.pos > _TRANSITION_HELD:
+            return None
+        self.examined += len(text)
+        node = self.node
+        if node is not None and node[1] == end:
+            return node[0], text
+        held, base = self.held()
+        lo = self.pos - base
+        if lo == 0 and base and not self.table.context_free[self.current]:
+            return None  # the character before is not kept
+        return self.described(held[lo:], held[lo - 1 : lo] if lo else ""), text
+
+    def described(self, held, before):
+        """The state with ``held`` unsent after ``before`` (the character before it),
+        named by what it is."""
+        self.examined += len(held)
+        if self.table.context_free[self.current]:
+            return self.current, self.opened, held
+        return self.current, self.opened, held, before
+
+    def replay(self, events, plan):
+        """Do what a feed remembered by ``remember_transition`` did, from ``pos``
+        (its piece appended): its commits, making the region events and values as
+        ``process`` makes them, and its emitted text."""
+        commits, emitted, held_by, node = plan
+        start = self.pos
+        if held_by is not None:
+            held_by = (held_by[0], start + held_by[1], held_by[2])
+        self.held_by = held_by
+        if node is not None:
+            self.node = (node, self.end)
+        if not commits and not emitted:
+            return  # a header still arriving: the buffer is as trim left it
+        for opens, region, at, end, captures in commits:
+            at += start
+            if at > self.pos:
+                self.accumulate(events, self.text(self.pos, at))
+            self.pos = start + end
+            self.close_current(events)
+            if opens:
+                self.open_region(events, region, dict(captures))
+        emitted += start
+        if emitted > self.pos:
+            held, base = self.held()
+            self.accumulate(events, held[self.pos - base : emitted - base])
+            self.pos = emitted
+        self.trim()
+
+    def answer_key(self, regex):
+        """What a search from ``pos`` answers according to: the unsent text, and the
+        context the character before gives when the pattern reads it (None when that
+        character is not kept)."""
+        held, base = self.held()
+        lo = self.pos - base
+        self.examined += len(held) - lo
+        if regex.context_free:
+            return held[lo:]
+        if lo == 0 and base:
+            return None
+        return (regex.prev_context(held, lo), held[lo:])
+
+    def remember_answer(self, regex, key, known):
+        """Keep, for ``key`` (see answer_key), where a search pends (an offset from
+        ``pos``) or -1 for no match and nothing pending."""
+        if key is None:
+            return
+        partials = regex.partials
+        if len(partials) >= _PARTIALS:
+            partials.clear()  # the headers of the tools in use now fill it again
+        partials[key] = known
+
+    def forget(self):
+        """Drop what the stream knows about the state it is in (see transition_key,
+        scan): kept only to save work, it can be wrong once a commit has raised."""
+        self.node = self.held_by = self.known = None
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.stream [stream]
+# ------------------------------------------------------------------------------
+import copy as _copy
+
+# Held text short enough to search again, with the new piece, in one stdlib call.
+_QUICK_HELD = 64
+_QUICK_PIECE = 256  # longer pieces go to the scanners, which skip text at C speed
+_HOLD_FIRST = 8  # after a held text, pieces this short get the hold search alone (see feed)
+# Unsent text this short is answered for without a scanner while it holds no
+# literal (see answer); beyond it a scanner, which keeps its state, takes over,
+# so that a long pending run is not re-read on every feed.
+_SHORT_HELD = 16
+_BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
+_PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
+
+
+class ResponseStream(StreamMemo, WholePass):
     """Streaming parse of one generation (the state behind ``ResponseParser``)."""
 
     # Slots, not an instance dict: CPython shares a dict's keys between instances,
@@ -2790,9 +3513,8 @@ class ResponseStream:
         )
         self.captures: dict = {}
         # The open region's text: ``tail`` collects the pieces as fed, and every
-        # _BODY_RUN of them are joined into one string on ``body``. A token-sized
-        # piece costs ~50 bytes of object header, ten times its text: kept apart,
-        # they made a streamed region hold several times the reference's memory.
+        # _BODY_RUN of them are joined into one string on ``body``, so that a streamed
+        # region holds about its text, not an object header per token.
         self.body: list = []
         self.tail: list = []
         self.opened = False
@@ -2824,46 +3546,6 @@ class ResponseStream:
                     # not see.
                     self.process(self.initial_events, eos=False)
                     self.remember(truncated)
-
-    # A chat template ends every prompt alike (its generation prompt, "<think>\n"
-    # for some), and processing that tail cost a short parse several microseconds.
-    # What it leaves depends only on the table and the tail, unless a region closed
-    # in it (its value may depend on the tools): then nothing is kept. The state is
-    # read and set attribute by attribute: going through ``__dict__`` made CPython
-    # give the instance a plain dict, and every attribute access of the stream
-    # after that slower (a third slower streaming).
-    _KEPT = (
-        "base", "end", "pos", "fresh", "fresh_start", "examined", "rescans",
-        "retired_steps", "retired_searched", "opened", "marks_from", "current", "danger",
-        "dirty",
-    )
-    _COPIED = ("pieces", "body", "tail", "captures", "fixed_seen")
-
-    def remember(self, truncated):
-        """Keep the state the prompt's tail left, for the table's next stream with
-        the same tail: when it holds no scanner, no pending answer, no closed region."""
-        states = self.table.prompt_states
-        if (
-            len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
-            or self.held_by is not None or self.known is not None
-            or any(e["type"] == "region_close" for e in self.initial_events)
-        ):
-            return
-        kept = tuple(getattr(self, name) for name in self._KEPT)
-        # Copies: this stream goes on changing its own lists and dicts.
-        copied = tuple(type(v)(v) for v in (getattr(self, name) for name in self._COPIED))
-        states[truncated] = (kept, copied, [dict(e) for e in self.initial_events])
-
-    def resume(self, saved):
-        """The state :meth:`remember` kept, copied so that this stream owns it."""
-        kept, copied, events = saved
-        for name, value in zip(self._KEPT, kept, strict=True):
-            setattr(self, name, value)
-        self.pieces, self.body, self.tail, self.captures, self.fixed_seen = (
-            list(copied[0]), list(copied[1]), list(copied[2]), dict(copied[3]),
-            dict(copied[4]),
-        )
-        self.initial_events = [dict(e) for e in events]
 
     # -- feeding -----------------------------------------------------------------
 
@@ -3127,29 +3809,6 @@ class ResponseStream:
         self.end = end + len(text)
         self.examined += len(unsent)
 
-    def parse_whole(self, text):
-        """``parse_response``: the whole generation at once; returns the message.
-
-        The same message as ``feed(text)`` then ``finalize()``: with the text
-        complete, whatever a non-final pass commits (a complete match that
-        cannot grow, before every pending one) is what the final pass commits
-        from the same position, and the message depends only on the commits.
-        So the final pass runs alone over the output (the prompt's tail was
-        processed as its own chunk, as the reference does) and finds the watched delimiters
-        that have a stdlib form with ``re`` (see :meth:`complete`).
-        """
-        if type(text) is not str:
-            text = self.checked(text)
-        if self.finalized:
-            raise RuntimeError("the parser was already finalized")
-        if text:
-            self.append(text)
-        self.whole = {}
-        self.failures = 0
-        self.formed = 0
-        self.whole_pass()
-        return self.finish()
-
     def finalize(self):
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
@@ -3282,296 +3941,6 @@ class ResponseStream:
             self.remember_transition(key, (tuple(record), self.pos - start, held_by))
         self.trim()
 
-    def remember_transition(self, key, plan):
-        """Keep, for ``key`` (see transition_key), what the feed did: ``plan`` is its
-        commits, where its emitted text ends and who holds the rest, relative to
-        where it began (see replay). The state it leaves, unless nothing is
-        unsent, gets a new number."""
-        if key is None:
-            return
-        table = self.table
-        node = None
-        if self.pos < self.end:
-            node = next(table.states)
-            self.node = (node, self.end)
-        transitions = table.transitions
-        if len(transitions) >= _TRANSITIONS:
-            transitions.clear()  # the headers of the tools in use now fill it again
-        transitions[key] = (*plan, node)
-
-    def transition_key(self, text, end):
-        """The key of feeding ``text`` now (``end``: where the buffer ends before it),
-        or None when the state is not known.
-
-        What a feed does -- the commits, where the emitted text ends, who holds
-        the rest -- depends only on the state it finds: the mode, whether its
-        region has text yet, the unsent text, and the character before it when a
-        watched pattern reads it. Everything else the stream keeps (scanners,
-        what is known to hold no literal, who held the text) only saves work.
-        A state is named by that description (see described), or by a number
-        that a feed which left it gave it (``node``), valid while no other text
-        came: the same state, reached from the same state by the same piece. So
-        a key costs the piece, not the held text, along a header; and a stream
-        that meets a header met before, cut alike (the same tool's, in a later
-        answer, token by token), replays each feed (see replay) with none of the
-        searches.
-        """
-        if end + len(text) - self.pos > _TRANSITION_HELD:
-            return None
-        self.examined += len(text)
-        node = self.node
-        if node is not None and node[1] == end:
-            return node[0], text
-        held, base = self.held()
-        lo = self.pos - base
-        if lo == 0 and base and not self.table.context_free[self.current]:
-            return None  # the character before is not kept
-        return self.described(held[lo:], held[lo - 1 : lo] if lo else ""), text
-
-    def described(self, held, before):
-        """The state with ``held`` unsent after ``before`` (the character before it),
-        named by what it is."""
-        self.examined += len(held)
-        if self.table.context_free[self.current]:
-            return self.current, self.opened, held
-        return self.current, self.opened, held, before
-
-    def replay(self, events, plan):
-        """Do what a feed remembered by ``remember_transition`` did, from ``pos``
-        (its piece appended): its commits, making the region events and values as
-        ``process`` makes them, and its emitted text."""
-        commits, emitted, held_by, node = plan
-        start = self.pos
-        if held_by is not None:
-            held_by = (held_by[0], start + held_by[1], held_by[2])
-        self.held_by = held_by
-        if node is not None:
-            self.node = (node, self.end)
-        if not commits and not emitted:
-            return  # a header still arriving: the buffer is as trim left it
-        for opens, region, at, end, captures in commits:
-            at += start
-            if at > self.pos:
-                self.accumulate(events, self.text(self.pos, at))
-            self.pos = start + end
-            self.close_current(events)
-            if opens:
-                self.open_region(events, region, dict(captures))
-        emitted += start
-        if emitted > self.pos:
-            held, base = self.held()
-            self.accumulate(events, held[self.pos - base : emitted - base])
-            self.pos = emitted
-        self.trim()
-
-    def whole_pass(self):
-        """``process(events, eos=True)`` for ``parse_whole``: the same commits, in a
-        loop of its own that makes no events (nobody reads them) and asks each
-        watcher's remembered answer first (see :meth:`complete`)."""
-        whole = self.whole
-        held, base = self.held()
-        table = self.table
-        if self.current in table.walks and self.walk(held, base, table.walks):
-            return
-        watches = table.watches
-        while True:
-            pos = self.pos
-            best = best_kind = best_region = None
-            for kind, region, delimiter, watcher in watches[self.current]:
-                cached = whole.get(watcher)
-                if (
-                    cached is not None and cached is not _SLOW and cached[0] <= pos
-                    and (cached[1] is None or pos <= cached[1].start)
-                ):
-                    m = cached[1]
-                else:
-                    m = self.complete(watcher, delimiter)
-                    if m is _SLOW:
-                        m = self.answer(watcher, delimiter, True)
-                # The earliest start wins; ties go by the order of scan's keys.
-                if m is not None and (
-                    best is None or m.start < best.start
-                    or m.start == best.start and (
-                        (m.start - m.end, 0 if kind == "open" else 1, region.name)
-                        < (best.start - best.end, 0 if best_kind == "open" else 1,
-                           best_region.name)
-                    )
-                ):
-                    best, best_kind, best_region = m, kind, region
-            if best is None or best.start >= self.end:
-                break  # nothing, or only an empty match at the very end: no commit
-            if not self.commit_whole(
-                held, base, best.start, best.end, best_kind, best_region,
-                best.captured() if best_kind == "open" else None,
-            ):
-                return
-        self.end_whole(held, base)
-
-    def commit_whole(self, held, base, start, end, kind, region, captures):
-        """One commit of a whole-text pass: the text before ``start`` goes to the open
-        region, then the match from ``start`` to ``end`` closes it or opens ``region``
-        with ``captures`` (None: nothing captured). False for a zero-width close of an
-        empty region, which would fire forever: the pass ends there."""
-        pos = self.pos
-        if start > pos and self.current is not None:
-            self.opened = True
-            self.tail.append(held[pos - base : start - base])
-        self.pos = end
-        if kind == "open":
-            self.close_current(None)
-            self.open_region(None, region, {} if captures is None else captures)
-            return True
-        had_content = self.opened
-        self.close_current(None)
-        return had_content or start != end
-
-    def end_whole(self, held, base):
-        """The end of a whole-text pass: the rest goes to the open region, which closes."""
-        if self.pos < self.end:
-            if self.current is not None:
-                self.opened = True
-                self.tail.append(held[self.pos - base :])
-            self.pos = self.end
-        self.close_current(None)
-
-    def walk(self, held, base, walks):
-        """``whole_pass`` from one landmark to the next, while the mode is one of
-        ``walks`` (every match of every watcher begins where one of its literals
-        does): the first landmark at which a watcher of the mode matches holds the
-        earliest match, found without asking each watcher for its next one.
-
-        True when the pass is done; False, with every commit so far made, when the
-        rest is left to the watcher-by-watcher loop: in a mode that is not walked,
-        or after the failed stdlib matches ``complete`` allows.
-        """
-        lo = self.pos - base
-        self.examined += len(held) - lo
-        table = self.table
-        implicit = table.implicit
-        close_with = self.close_with
-        # The stream's state, kept in locals while walking: the open region's name and
-        # captures are written back before close_with (which reads them), all of it
-        # before returning.
-        pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
-        by_literal = walks[current]
-        before = bool(self.body or self.tail)  # text the prompt's tail left in the region
-        done = True  # False: the loop goes on from here
-        cut = False
-        reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
-        for found in table.landmarks.finditer(held, lo):
-            spot = by_literal.get(found.group())
-            if spot is None:
-                continue
-            at = found.start()
-            if at + base < pos:
-                continue
-            entries, single = spot
-            if single is not None:
-                kind, region, form = single
-                if form is None:
-                    start, end, caught = at + base, found.end() + base, None
-                else:
-                    # (best_at for one delimiter: its match begins at the landmark.)
-                    if reads < 0:
-                        done = False
-                        break
-                    matched = form.captures.match(held, at)
-                    if matched is None:
-                        self.failures += 1
-                        if self.failures > _WHOLE_FAILURES:
-                            done = False
-                            break
-                        continue
-                    end = matched.end()
-                    self.examined += end - at
-                    reads -= end - at
-                    start, end = at + base, end + base
-                    caught = _form_captures(form, matched) if kind == "open" else None
-            else:
-                self.pos = pos
-                self.formed = _WHOLE_READS * self.end - reads
-                best = self.best_at(held, base, found, at, entries)
-                reads = _WHOLE_READS * self.end - self.formed
-                if best is None:
-                    continue
-                if best is False:
-                    done = False
-                    break
-                start, end, kind, region, regex, matched = best
-                caught = (
-                    _form_captures(regex, matched) if kind == "open" and matched is not None
-                    else None
-                )
-            # The commit: commit_whole, written out (a few calls less a landmark).
-            had_content = opened
-            if current is not None and (opened or start > pos):
-                had_content = True
-                text = held[pos - base : start - base]
-                if before:
-                    text = "".join(self.body) + "".join(self.tail) + text
-                    self.body, self.tail = [], []
-                    before = False
-                self.current, self.captures = current, captures
-                close_with(text, None)
-            elif before:
-                self.body, self.tail = [], []
-                before = False
-            pos = end
-            if kind == "open":
-                current, captures, opened = region.name, ({} if caught is None else caught), True
-            else:
-                current, captures, opened = implicit, {}, False
-                if not (had_content or start != end):
-                    # A zero-width close of an empty region would fire forever: the
-                    # pass ends here, the rest unread.
-                    cut = True
-                    break
-            by_literal = walks.get(current)
-            if by_literal is None:
-                done = False
-                break
-        self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
-        self.formed = _WHOLE_READS * self.end - reads
-        self.danger, self.dirty = table.modes[current]
-        if done and not cut:
-            self.end_whole(held, base)
-        return done
-
-    def best_at(self, held, base, found, at, entries):
-        """The walk's choice among the watch ``entries`` whose literal is ``found``
-        (at ``at`` in ``held``): ``(start, end, kind, region, regex, stdlib match)``,
-        None when none matches there, False when the rest is left to the loop."""
-        # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
-        best = None
-        for kind, region, delimiter, _ in entries:
-            if delimiter.fixed is not None:
-                start, end, regex, matched = at + base, found.end() + base, None, None
-            else:
-                regex = delimiter.regex
-                # (complete's attempt: from the run of lead characters before.)
-                t = regex.prefilter.lead_start(held, self.pos - base, at)
-                if self.formed > _WHOLE_READS * self.end:
-                    return False
-                matched = regex.captures.match(held, t)
-                if matched is None:
-                    if t != at:
-                        return False  # a later start may match: its scanner decides
-                    self.failures += 1
-                    if self.failures > _WHOLE_FAILURES:
-                        return False
-                    continue
-                self.examined += matched.end() - t
-                self.formed += matched.end() - t
-                start, end = matched.start() + base, matched.end() + base
-            # The earliest start wins; ties (one literal opening two regions) go
-            # as in whole_pass.
-            if best is None or start < best[0] or start == best[0] and (
-                (start - end, 0 if kind == "open" else 1, region.name)
-                < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].name)
-            ):
-                best = (start, end, kind, region, regex, matched)
-        return best
-
     def scanner(self, key, delimiter):
         """The watcher's scanner, searching from ``pos`` and caught up with the buffer.
 
@@ -3691,7 +4060,8 @@ class ResponseStream:
         regex = delimiter.regex
         pre = regex.prefilter
         key = None
-        if pre is not None and pre.simple and self.end - self.pos <= _FORM_HELD:
+        span = self.end - self.pos
+        if pre is not None and pre.simple and span <= _FORM_READ:
             scanner = self.scanners.get(watcher)
             if scanner is None or scanner.pos < self.pos:
                 # Short unsent text and no scanner to go on with. A search from pos
@@ -3702,7 +4072,8 @@ class ResponseStream:
                 # a header met before (the same tool's, in an earlier answer) is
                 # answered with one lookup per token. The holder asks first.
                 held_by = self.held_by
-                if not eos and held_by is not None and held_by[0][3] is watcher:
+                short = span <= _FORM_HELD  # answers are remembered for short text only
+                if short and not eos and held_by is not None and held_by[0][3] is watcher:
                     key = self.answer_key(regex)
                     known = regex.partials.get(key)
                     if known is not None:
@@ -3739,7 +4110,7 @@ class ResponseStream:
                     self.examined += j - lo + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
-                    if not eos and key is None:
+                    if short and not eos and key is None:
                         key = self.answer_key(regex)
                         known = regex.partials.get(key)
                         if known is not None:
@@ -3755,29 +4126,6 @@ class ResponseStream:
             elif m.partial and self.pos <= m.start < self.end:
                 self.remember_answer(regex, key, m.start - self.pos)
         return m
-
-    def answer_key(self, regex):
-        """What a search from ``pos`` answers according to: the unsent text, and the
-        context the character before gives when the pattern reads it (None when that
-        character is not kept)."""
-        held, base = self.held()
-        lo = self.pos - base
-        self.examined += len(held) - lo
-        if regex.context_free:
-            return held[lo:]
-        if lo == 0 and base:
-            return None
-        return (regex.prev_context(held, lo), held[lo:])
-
-    def remember_answer(self, regex, key, known):
-        """Keep, for ``key`` (see answer_key), where a search pends (an offset from
-        ``pos``) or -1 for no match and nothing pending."""
-        if key is None:
-            return
-        partials = regex.partials
-        if len(partials) >= _PARTIALS:
-            partials.clear()  # the headers of the tools in use now fill it again
-        partials[key] = known
 
     def fixed_search(self, watcher, delimiter, eos):
         """What the delimiter's scanner would answer, for literals none of which
@@ -3819,112 +4167,6 @@ class ResponseStream:
         if p < len(held):
             return Match(p + base, end, True)
         return None
-
-    def complete(self, key, delimiter):
-        """The leftmost complete match from ``pos`` to the end, found with ``re``
-        (the text is whole), or ``_SLOW`` when only the delimiter's scanner can tell.
-
-        For a pattern with a stdlib form (rtcompiler/automata/capture.py: ``re``
-        takes the same first successful path from a start as ``regex``) whose
-        prefilter has no bounded lead, every match holds a literal preceded only
-        by lead characters: no match begins before the run of lead characters
-        ending where the first literal begins. A match tried there, once, is
-        then the leftmost; if it fails, the scanner decides. An answer holds
-        until ``pos`` passes the match's start.
-
-        Linear time: the form reads each character a bounded number of times per
-        attempt and a bounded number past the match it returns (its ``linear`` and
-        ``tail`` facts, rtcompiler/automata/linearity.py); no ``re`` search is ever
-        retried from start to start; a bounded number of matches may fail (each
-        may read to the end), and the successful ones may go through at most
-        ``_WHOLE_READS`` times the text in all. Past either bound, the scanners.
-        """
-        cached = self.whole.get(key)
-        pos = self.pos
-        if cached is not None:
-            if cached is _SLOW:
-                return _SLOW
-            at, m = cached
-            if at <= pos and (m is None or pos <= m.start):
-                return m
-        regex = delimiter.regex
-        pre = regex.prefilter
-        if delimiter.fixed is not None:
-            # Literals none of which begins another: the first one found is the match.
-            held, base = self.held()
-            lo = pos - base
-            hit = self.find_whole(pre, held, lo, len(held))
-            m = None if hit < 0 else _literal_at(delimiter, held, hit, base)
-            self.whole[key] = (pos, m)
-            return m
-        form = regex.captures
-        if (
-            form is None or pre is None or pre.lead or not regex.tail
-            or self.formed > _WHOLE_READS * self.end
-        ):
-            self.whole[key] = _SLOW
-            return _SLOW
-        held, base = self.held()
-        lo = pos - base
-        n = len(held)
-        while True:
-            hit = self.find_whole(pre, held, lo, n)
-            if hit < 0:
-                self.whole[key] = (pos, None)
-                return None
-            t = pre.lead_start(held, lo, hit)
-            self.examined += hit - t
-            found = form.match(held, t)
-            if found is not None:
-                break
-            # No match begins at t. When t is the literal's own start, none
-            # begins before the next literal's run of lead characters either:
-            # try there, a bounded number of times a parse (a failed match
-            # may have read far), then leave the delimiter to its scanner.
-            self.failures += 1
-            if t != hit or self.failures > _WHOLE_FAILURES:
-                self.whole[key] = _SLOW
-                return _SLOW
-            lo = hit + 1
-        self.examined += found.end() - t
-        self.formed += found.end() - t
-        m = _form_match(regex, found, base)
-        self.whole[key] = (pos, m)
-        return m
-
-    def find_whole(self, pre, held, lo, hi):
-        """``pre.find`` over the whole text, answered from one search for every
-        delimiter's literals (the table's landmarks) when there is one.
-
-        Counts what it reads in ``examined``: the text up to the hit (or ``hi``)
-        for a search of its own; the landmarks' one pass, once a parse.
-        """
-        marks = self.marks
-        if marks is None:
-            landmarks = self.table.landmarks
-            if landmarks is None:
-                return self._find_counted(pre, held, lo, hi)
-            marks = self.marks = {}
-            for m in landmarks.finditer(held, lo):
-                marks.setdefault(m.group(), []).append(m.start())
-            self.marks_from = lo
-            self.examined += len(held) - lo
-        if lo < self.marks_from:
-            return self._find_counted(pre, held, lo, hi)
-        best = -1
-        for literal in pre.literals:
-            starts = marks.get(literal)
-            if starts:
-                i = _bisect.bisect_left(starts, lo)
-                if i < len(starts) and starts[i] < hi - len(literal) + 1:
-                    if best < 0 or starts[i] < best:
-                        best = starts[i]
-        return best
-
-    def _find_counted(self, pre, held, lo, hi):
-        hit = pre.find(held, lo, hi)
-        self.examined += (hi if hit < 0 else hit) - lo
-        return hit
 
     @staticmethod
     def can_grow(delimiter, m, n):
@@ -3985,11 +4227,6 @@ class ResponseStream:
             self.forget()
             raise
         self.reset()
-
-    def forget(self):
-        """Drop what the stream knows about the state it is in (see transition_key,
-        scan): kept only to save work, it can be wrong once a commit has raised."""
-        self.node = self.held_by = self.known = None
 
     def close_with(self, text, events):
         """Give the open region's value (its whole text is ``text``) to the message;
@@ -16318,14 +16555,32 @@ def _process_2(body, captures):
     return body.strip()
 
 TABLE = RegionTable(
-    [
-        Region('reasoning_content', Delimiter(_REGEXES[1], True, False, ['<think>']), Delimiter(_REGEXES[2], True, False, ['<｜end▁of▁sentence｜>', '</think>']), True, False, None, True, _process_0),
-        Region('tool_calls', Delimiter(_REGEXES[3], False, False), Delimiter(_REGEXES[4], False, False), False, True, None, True, _process_1),
-        Region('content', None, Delimiter(_REGEXES[5], False, False), True, True, '\n\n', True, _process_2),
+    regions=[
+        Region(
+            name='reasoning_content',
+            open=Watched(regex=_REGEXES[1], is_literal=True, can_extend=False, literals=['<think>']),
+            close=Watched(regex=_REGEXES[2], is_literal=True, can_extend=False, literals=['<｜end▁of▁sentence｜>', '</think>']),
+            streamable=True, repeats=False, join=None, optional=True,
+            process=_process_0,
+        ),
+        Region(
+            name='tool_calls',
+            open=Watched(regex=_REGEXES[3], is_literal=False, can_extend=False),
+            close=Watched(regex=_REGEXES[4], is_literal=False, can_extend=False),
+            streamable=False, repeats=True, join=None, optional=True,
+            process=_process_1,
+        ),
+        Region(
+            name='content',
+            open=None,
+            close=Watched(regex=_REGEXES[5], is_literal=False, can_extend=False),
+            streamable=True, repeats=True, join='\n\n', optional=True,
+            process=_process_2,
+        ),
     ],
-    'content',
-    {'role': 'assistant'},
-    _REGEXES[0],
+    implicit='content',
+    defaults={'role': 'assistant'},
+    start_anchor=_REGEXES[0],
 )
 
 
@@ -16336,16 +16591,16 @@ def parse_response(text, *, prefix=None, tools=None):
 
 
 class ResponseParser:
-    """Streaming parse of one generation: ``feed`` chunks, then ``finalize``."""
+    """Streaming parse of one generation: ``feed`` chunks, then ``finalize``.
+
+    ``feed(text)`` adds generated text (None adds nothing) and returns the events it
+    caused: it is the stream's own method, bound per instance (one call less per token).
+    """
 
     def __init__(self, prefix=None, *, tools=None):
         self._stream = ResponseStream(TABLE, prefix, coerce=tool_coercer(tools))
         self.initial_events = self._stream.initial_events
-        self.feed = self._stream.feed  # one call less per token
-
-    def feed(self, text):
-        """Add generated text (None adds nothing); returns the events it caused."""
-        return self._stream.feed(text)
+        self.feed = self._stream.feed
 
     def finalize(self):
         """End of generation: returns ``(message, final_events)``."""

@@ -28,8 +28,9 @@ from typing import Any
 
 from .api import CompiledParser, _schemas, compile_template
 from .automata import compile_regex
-from .runtime import openai as _runtime
-from .runtime.openai import arguments_json, openai_plan
+from .codegen.deltas import openai_plan
+from .runtime import deltas as _runtime
+from .runtime.deltas import arguments_json
 from .template import Template
 
 __all__ = ["DeltaStream", "accumulate", "arguments_json", "chunk", "openai_plan"]
@@ -42,7 +43,7 @@ class DeltaStream(_runtime.DeltaStream):
     template dict, path or bundled grammar name; ``prefix`` and ``tools`` are
     what the parser takes (tools may be Python functions). The deltas gathered
     from ``initial_deltas``, every ``feed`` and ``finish`` rebuild
-    ``.message``; see :class:`rtcompiler.runtime.openai.DeltaStream`.
+    ``.message``; see :class:`rtcompiler.runtime.deltas.DeltaStream`.
     """
 
     def __init__(

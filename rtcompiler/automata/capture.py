@@ -27,7 +27,7 @@ import re
 
 from ..dialect import ast
 from ..dialect.charsets import CharSet
-from ..runtime.engine import _char_class
+from ..runtime.engine import char_class_source
 from .linearity import backtracking_facts
 
 # re reads \NNN of three octal digits as a character, not group NNN.
@@ -88,7 +88,8 @@ class _Emitter:
         if isinstance(node, ast.Empty):
             return "", frozenset()
         if isinstance(node, ast.Chars):
-            return (_char_class(node.chars.ranges) if node.chars.ranges else "(?!)"), frozenset()
+            ranges = node.chars.ranges
+            return (char_class_source(ranges) if ranges else "(?!)"), frozenset()
         if isinstance(node, ast.Concat):
             parts: list[str] = []
             held: frozenset = frozenset()
@@ -146,7 +147,7 @@ class _Emitter:
                 # run between this loop and the next.
                 self.atomic.add(id(node))
                 self.groups += 1
-                run = _char_class(node.item.chars.ranges) + f"{{{node.min},}}"
+                run = char_class_source(node.item.chars.ranges) + f"{{{node.min},}}"
                 return f"(?=({run}))\\{self.groups}", frozenset()
             inner_source, _ = self.emit(node.item, in_loop=True, after=None)
             upper = "" if node.max is None else str(node.max)
@@ -187,15 +188,15 @@ class _Emitter:
             return None
         head = ""
         if least:
-            head = _char_class(chars.ranges) + (f"{{{least}}}" if least > 1 else "")
-        run_class = _char_class(skip.ranges)
+            head = char_class_source(chars.ranges) + (f"{{{least}}}" if least > 1 else "")
+        run_class = char_class_source(skip.ranges)
         self.groups += 1
         source = f"(?=({run_class}*))\\{self.groups}"
         if stop:
             # With no stop character in the loop's set, only the end of the first run
             # can be a stop; otherwise each stop character starts one more lazy turn.
             self.groups += 1
-            turn = f"{_char_class(stop.ranges)}(?=({run_class}*))\\{self.groups}"
+            turn = f"{char_class_source(stop.ranges)}(?=({run_class}*))\\{self.groups}"
             source += f"(?:{turn})*?"
         return f"(?:{head}{source})"
 

@@ -46,7 +46,7 @@ import re
 
 from ..dialect import ast
 from ..dialect.charsets import ANY, CharSet
-from ..runtime.engine import _char_class
+from ..runtime.engine import char_class_source
 
 
 class _NotChain(Exception):
@@ -212,7 +212,7 @@ def _form(plan: dict) -> str:
         # costs no more than reading the run; an atomic run costs a second pass.
         _, ranges, least, most, index = step
         bound = f"{{{least},{'' if most is None else most}}}"
-        return captured(index, _char_class(ranges) + bound)
+        return captured(index, char_class_source(ranges) + bound)
 
     source = re.escape(plan["lead"])
     steps = plan["steps"]
@@ -243,13 +243,13 @@ def _form(plan: dict) -> str:
             trim_set = CharSet(tuple(tuple(r) for r in trim[0]))
             stops = first.union(trim_set)
             bound = "*" if trim[1] is None else "?"
-            trim_source = _char_class(trim[0]) + bound  # plain, as a fixed run
+            trim_source = char_class_source(trim[0]) + bound  # plain, as a fixed run
         # A run of characters that can begin neither the anchor nor the trim run is
         # never a place to stop: it is taken whole between stops, first at the start.
         other = _ranges(stops.complement())
         if trim is not None and trim[1] is None and trim_set.difference(first):
             # A stop inside a trim run ends where one at its start does: one stop a run.
-            turns.append(atomic(_char_class(_ranges(trim_set.difference(first))) + "+"))
+            turns.append(atomic(char_class_source(_ranges(trim_set.difference(first))) + "+"))
             stops = first
         span = _lazy_span(atomic, other, _ranges(stops), turns)
         span = captured(index, span)
@@ -268,10 +268,10 @@ def _lazy_span(atomic, other: list, stops: list, turns: list) -> str:
     span) is taken whole, first and after each turn."""
 
     def run() -> str:
-        return atomic(_char_class(other) + "*") if other else ""
+        return atomic(char_class_source(other) + "*") if other else ""
 
     head = run()
-    turns = [*turns, _char_class(stops)]
+    turns = [*turns, char_class_source(stops)]
     return head + "(?:(?:" + "|".join(turns) + ")" + run() + ")*?"
 
 

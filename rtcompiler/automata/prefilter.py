@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from ..dialect import ast
 from ..dialect.charsets import CharSet
-from ..runtime.engine import _BEGINNINGS_DEPTH
+from ..runtime.engine import BEGINNINGS_DEPTH
 
 # Literals are cut to this length (see prefilter_data): the depth to which a module
 # writes their beginnings as a tree of shared prefixes.
-MAX_LITERAL_LENGTH = _BEGINNINGS_DEPTH
+MAX_LITERAL_LENGTH = BEGINNINGS_DEPTH
 
 
 def prefilter_data(root: ast.Node) -> dict | None:

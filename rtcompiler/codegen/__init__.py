@@ -15,7 +15,7 @@ import types
 
 from ..automata import compile_regex
 from ..template import Template
-from .generate import generate_module
+from .module import generate_module
 
 _loaded: dict[str, types.ModuleType] = {}
 

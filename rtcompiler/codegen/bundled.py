@@ -31,7 +31,7 @@ def expected() -> dict[str, str]:
 
 
 def stale() -> list[str]:
-    """Files of ``generated/`` that differ from what the compiler produces (or are missing/extra)."""
+    """Files of ``generated/`` that differ from what the compiler produces, or missing or extra."""
     want = expected()
     have = {p.name for p in GENERATED.glob("*.py")} if GENERATED.is_dir() else set()
     problems = [f"extra: {name}" for name in sorted(have - set(want))]

@@ -1,1 +1,1 @@
-"""Runtime pieces that the code generator inlines into standalone parser modules (standard library only)."""
+"""Runtime pieces that the code generator inlines into standalone parser modules (stdlib only)."""

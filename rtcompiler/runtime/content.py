@@ -1,44 +1,37 @@
 """Content parsers: turn the text captured by a region into the field's value.
 
-Two halves live here.
+One ``###{standalone NAME`` section per parser, standard library only, inlined by the
+code generator into every generated module that needs it. Each takes the region body
+and *prepared* arguments -- plain JSON-like data computed at compile time -- so nothing
+about a field's ``content_args`` is looked up or defaulted while parsing. Call shapes::
 
-* Runtime (the ``###{standalone NAME`` sections): one function per parser, standard
-  library only, inlined by the code generator into every generated module that needs
-  it. Each takes the region body and *prepared* arguments -- plain JSON-like data
-  computed at compile time -- so nothing about a field's ``content_args`` is looked up
-  or defaulted while parsing. Call shapes::
+    parse_text(body, args)          parse_int(body, args)     parse_float(body, args)
+    parse_bool(body, args)          parse_json(body, args)
+    parse_kv_lines(body, args, value_parser)
+    parse_xml_inline(body, args, finditer, value_parser)
+    parse_content_error(body, args)
+    parse_pythonic(body, args)      (extension)
+    parse_xml_typed(body, args, finditer, value_parser, typed_parsers)   (extension)
 
-      parse_text(body, args)          parse_int(body, args)     parse_float(body, args)
-      parse_bool(body, args)          parse_json(body, args)
-      parse_kv_lines(body, args, value_parser)
-      parse_xml_inline(body, args, finditer, value_parser)
-      parse_content_error(body, args)
-      parse_pythonic(body, args)      (extension)
-      parse_xml_typed(body, args, finditer, value_parser, typed_parsers)   (extension)
+``value_parser`` is ``None`` or the already specialised nested parser (a callable
+``str -> value``); ``finditer`` is ``None`` (no ``tag_pattern``) or a callable
+``text -> iterable of matches with .groupdict()`` running the tag pattern with the
+semantics of ``regex.finditer(pattern, text, regex.DOTALL)``; ``typed_parsers`` maps
+the text of one named group of a tag to the parser of that tag's value (``None``: the
+raw text).
 
-  ``value_parser`` is ``None`` or the already specialised nested parser (a callable
-  ``str -> value``); ``finditer`` is ``None`` (no ``tag_pattern``) or a callable
-  ``text -> iterable of matches with .groupdict()`` running the tag pattern with the
-  semantics of ``regex.finditer(pattern, text, regex.DOTALL)``; ``typed_parsers`` maps
-  the text of one named group of a tag to the parser of that tag's value (``None``: the
-  raw text).
-
-* Compile time (everything outside the sections, never copied): :func:`content_plan`
-  specialises a field's ``content``/``content_args`` into a :class:`ContentPlan`, and
-  :func:`build_parser` turns a plan into a Python callable in-process (what the tests
-  and the in-process CLI run; a generated module builds the same call from the plan).
+The compile-time half, which specialises a field's ``content_args`` into those
+prepared arguments, is :mod:`rtcompiler.codegen.content`.
 
 Behaviour is transformers 5.23.0's ``chat_parsing.content_parsers``, including how each
 malformed ``content_args`` fails. The reference does not validate ``content_args`` when
 a template loads: a bad value only fails when a region of that field is parsed, so a
-plan reproduces that failure at parse time (see :func:`content_plan`) instead of
-refusing the template.
+plan reproduces that failure at parse time instead of refusing the template.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from typing import Any
 
 # Annotations inside sections that name non-builtin types are strings, so that the
@@ -642,314 +635,3 @@ def parse_pythonic(body: str, args: dict) -> list:
 
 
 ###}
-
-# ----------------------------------------------------------------------------------
-# Compile time. Nothing below is copied into generated modules.
-# ----------------------------------------------------------------------------------
-
-# Which sections a section calls into; a generated module includes the closure.
-SECTION_DEPENDS: dict[str, tuple[str, ...]] = {
-    "content_error": (),
-    "text": (),
-    "int": ("text",),
-    "float": ("text",),
-    "bool": ("text",),
-    "json": ("text",),
-    "xml_inline": (),
-    "xml_typed": (),
-    "kv_lines": ("text",),
-    "pythonic": (),
-}
-
-# File order, which puts every section after the ones it depends on.
-SECTION_ORDER: tuple[str, ...] = tuple(SECTION_DEPENDS)
-
-# Content parser name -> (runtime function, its section).
-PARSERS: dict[str, tuple[str, str]] = {
-    "text": ("parse_text", "text"),
-    "int": ("parse_int", "int"),
-    "float": ("parse_float", "float"),
-    "bool": ("parse_bool", "bool"),
-    "json": ("parse_json", "json"),
-    "xml-inline": ("parse_xml_inline", "xml_inline"),
-    "kv-lines": ("parse_kv_lines", "kv_lines"),
-    "pythonic": ("parse_pythonic", "pythonic"),
-}
-
-# The xml-inline content_args key of the ``typed-values`` extension (docs/extensions.md),
-# honoured on a field's own parser only (a nested value parser ignores it, as the
-# reference ignores every key it does not know).
-TYPED_VALUES = "typed_values"
-
-# Parsers that are rtcompiler extensions, each usable only in a template that declares
-# it (docs/extensions.md); transformers refuses such a template.
-EXTENSION_PARSERS = frozenset({"pythonic"})
-
-# Parsers whose chunks are part of the final value, streamed with dirty=False.
-STREAMABLE_PARSERS = frozenset({"text", "int", "float", "bool"})
-
-
-@dataclass(frozen=True)
-class ContentPlan:
-    """A content parser specialised to one field's (or nested value parser's) arguments.
-
-    ``parser`` is the content name as written; ``function`` the runtime function to
-    call; ``args`` its prepared, JSON-like arguments. ``tag_pattern`` (xml-inline
-    only) is the pattern to compile into the ``finditer`` argument, ``None`` when the
-    template gives none (the parser then fails at parse time, like the reference).
-    ``value_parser`` is the nested plan of xml-inline and kv-lines, if any.
-    ``typed`` (the ``typed-values`` extension) pairs each text of the tag pattern's
-    typing group with the plan of its values (``None``: the raw text), in the
-    template's order. ``sections`` is the dependency-closed set of runtime sections
-    the plan needs, nested plans included, in file order.
-    """
-
-    parser: str
-    function: str
-    args: dict[str, Any]
-    sections: tuple[str, ...]
-    tag_pattern: str | None = None
-    value_parser: ContentPlan | None = field(default=None)
-    typed: tuple[tuple[str, ContentPlan | None], ...] = ()
-
-    @property
-    def streamable(self) -> bool:
-        return self.parser in STREAMABLE_PARSERS
-
-
-def section_closure(names: Iterable[str]) -> tuple[str, ...]:
-    """``names`` plus everything they depend on, in file order."""
-    wanted: set[str] = set()
-    todo = list(names)
-    while todo:
-        name = todo.pop()
-        if name not in wanted:
-            wanted.add(name)
-            todo.extend(SECTION_DEPENDS[name])
-    return tuple(s for s in SECTION_ORDER if s in wanted)
-
-
-def _error_plan(parser: str, error: str, message: str) -> ContentPlan:
-    return ContentPlan(
-        parser=parser,
-        function="parse_content_error",
-        args={"error": error, "message": message},
-        sections=("content_error",),
-    )
-
-
-def content_plan(content: str, content_args: Any) -> ContentPlan:
-    """Specialise a field's parser ``content`` to ``content_args`` (as written in the
-    template); see :func:`_plan`. Only here, on a field's own parser, does an
-    xml-inline ``typed_values`` take effect (the template stage refuses it unless the
-    template declares the ``typed-values`` extension)."""
-    return _plan(content, content_args, field_level=True)
-
-
-def _plan(content: str, content_args: Any, field_level: bool = False) -> ContentPlan:
-    """Specialise parser ``content`` to ``content_args`` (as written in the template).
-
-    ``content`` must be a known parser name (the template stage has checked it);
-    anything else raises ``ValueError``. A ``content_args`` with which the reference
-    fails on every parse of the region -- not a dict, a ``tag_pattern`` that is not a
-    string, a ``value_parser`` that is not a dict or names an unknown parser -- gives a
-    plan that raises the reference's exception type when called (the nested case only
-    when a value is actually parsed, exactly where the reference raises).
-    """
-    if content not in PARSERS:
-        raise ValueError(f"unknown content parser {content!r}; known: {sorted(PARSERS)}")
-    if not isinstance(content_args, Mapping):
-        # Every reference parser starts with content_args.get(...).
-        return _error_plan(
-            content,
-            "AttributeError",
-            f"{content}: content_args must be a dict, got {type(content_args).__name__}",
-        )
-    function, section = PARSERS[content]
-    strip = bool(content_args.get("strip", True))
-    nested: ContentPlan | None = None
-    tag_pattern: str | None = None
-    if content in ("text", "int", "float", "bool", "pythonic"):
-        args: dict[str, Any] = {"strip": strip}
-    elif content == "json":
-        delims = content_args.get("string_delims", [])
-        args = {
-            "string_delims": delims,
-            "unquoted_key_pattern": (
-                unquoted_key_pattern() if content_args.get("unquoted_keys", False) else None
-            ),
-            "allow_non_json": bool(content_args.get("allow_non_json")),
-            "strip": strip,
-            "same_delimiter": _same_delimiter(delims),
-        }
-    elif content == "kv-lines":
-        args = {
-            "line_sep": content_args.get("line_sep", "\n"),
-            "kv_sep": content_args.get("kv_sep", ":"),
-            "strip": strip,
-        }
-        nested = _value_parser_plan(content_args.get("value_parser"))
-    else:  # xml-inline
-        pattern = content_args.get("tag_pattern")
-        if pattern is not None and not isinstance(pattern, str):
-            # regex.finditer refuses a pattern that is not a string.
-            return _error_plan(
-                content,
-                "TypeError",
-                f"xml-inline: tag_pattern must be a string, got {type(pattern).__name__}",
-            )
-        tag_pattern = pattern
-        args = {
-            "tag_pattern": pattern,
-            "merge_duplicates": bool(content_args.get("merge_duplicates", False)),
-        }
-        nested = _value_parser_plan(content_args.get("value_parser"))
-        if field_level and TYPED_VALUES in content_args:
-            return _typed_plan(content_args[TYPED_VALUES], args, tag_pattern, nested)
-    needed = [section] + (list(nested.sections) if nested is not None else [])
-    return ContentPlan(
-        parser=content,
-        function=function,
-        args=args,
-        sections=section_closure(needed),
-        tag_pattern=tag_pattern,
-        value_parser=nested,
-    )
-
-
-def _typed_plan(
-    spec: Any, args: dict[str, Any], tag_pattern: str | None, nested: ContentPlan | None
-) -> ContentPlan:
-    """The ``typed-values`` form of an xml-inline plan (the template stage has checked
-    ``spec``: ``{"group": NAME, "parsers": {TEXT: value parser or null}}``)."""
-    if (
-        not isinstance(spec, Mapping)
-        or not isinstance(spec.get("group"), str)
-        or not isinstance(spec.get("parsers"), Mapping)
-        or tag_pattern is None
-    ):
-        raise ValueError(f"{TYPED_VALUES}: not a checked typed-values spec: {spec!r}")
-    typed = tuple(
-        (text, None if parser is None else _value_parser_plan(parser))
-        for text, parser in spec["parsers"].items()
-    )
-    needed = ["xml_typed"] + [s for p in (nested, *(p for _, p in typed)) if p for s in p.sections]
-    return ContentPlan(
-        parser="xml-inline",
-        function="parse_xml_typed",
-        args={**args, "typed_group": spec["group"]},
-        sections=section_closure(needed),
-        tag_pattern=tag_pattern,
-        value_parser=nested,
-        typed=typed,
-    )
-
-
-def _same_delimiter(delims: Any) -> str | None:
-    """The delimiter of ``string_delims`` when it is one pair of one non-empty string
-    (Gemma 4's ``<|"|>`` both ends): parse_json then rewrites strings in place."""
-    if type(delims) is list and len(delims) == 1:
-        pair = delims[0]
-        if (
-            type(pair) in (list, tuple) and len(pair) == 2 and type(pair[0]) is str and pair[0]
-            and pair[0] == pair[1]
-        ):
-            return pair[0]
-    return None
-
-
-def _value_parser_plan(spec: Any) -> ContentPlan | None:
-    """The plan of a nested ``{"name": ..., "args": ...}`` value parser."""
-    if spec is None:
-        return None
-    if not isinstance(spec, Mapping):
-        # The reference calls spec.get(...) on the first value it parses.
-        return _error_plan(
-            "value_parser",
-            "AttributeError",
-            f"value_parser must be a dict like {{'name': 'json'}}, got {type(spec).__name__}",
-        )
-    name = spec.get("name", "text")
-    try:
-        known = name in PARSERS and name not in EXTENSION_PARSERS
-    except TypeError:  # an unhashable name: the reference's table lookup raises this
-        return _error_plan(
-            "value_parser", "TypeError", f"value_parser name must be a string, got {name!r}"
-        )
-    if not known:
-        return _error_plan(
-            "value_parser",
-            "KeyError",
-            f"value_parser names unknown content parser {name!r}; "
-            f"known: {sorted(set(PARSERS) - EXTENSION_PARSERS)}",
-        )
-    return _plan(name, spec.get("args", {}))
-
-
-def unquoted_key_pattern() -> str:
-    r"""The stdlib ``re`` pattern for a bare JSON object key, as the reference finds it.
-
-    The reference matches ``(?<=[{,])(\w+):`` with the ``regex`` module, whose ``\w``
-    is not the standard library's (combining marks and connector punctuation are word
-    characters there, superscript digits are not). The class is therefore spelled out
-    as code point ranges taken from ``regex`` itself.
-    """
-    from rtcompiler.dialect.charsets import derive
-
-    return "(?<=[{,])([" + class_body(derive(r"\w").ranges) + "]+):"
-
-
-def class_body(ranges: Iterable[tuple[int, int]]) -> str:
-    """The inside of a stdlib ``re`` character class for inclusive code point ranges.
-
-    Every endpoint is written as an escape, so the pattern is ASCII and no character
-    can be read as class syntax.
-    """
-    parts = []
-    for lo, hi in ranges:
-        if lo == hi:
-            parts.append(_escape_code_point(lo))
-        else:
-            parts.append(f"{_escape_code_point(lo)}-{_escape_code_point(hi)}")
-    return "".join(parts)
-
-
-def _escape_code_point(cp: int) -> str:
-    if cp < 0x100:
-        return f"\\x{cp:02x}"
-    if cp < 0x10000:
-        return f"\\u{cp:04x}"
-    return f"\\U{cp:08x}"
-
-
-FinditerFactory = Callable[[str], Finditer]
-
-
-def _engine_finditer(pattern: str) -> Finditer:
-    from rtcompiler.automata import compile_tag_pattern
-
-    return compile_tag_pattern(pattern).group_finditer
-
-
-def build_parser(
-    plan: ContentPlan, compile_pattern: FinditerFactory | None = None
-) -> Callable[[Any], Any]:
-    """The plan as an in-process callable ``body -> value``.
-
-    ``compile_pattern`` turns a tag pattern into a ``finditer``; by default our own
-    regex engine (the one generated modules embed).
-    """
-    compile_pattern = compile_pattern or _engine_finditer
-    function = globals()[plan.function]
-    args = plan.args
-    nested = build_parser(plan.value_parser, compile_pattern) if plan.value_parser else None
-    if plan.function == "parse_xml_inline":
-        finditer = compile_pattern(plan.tag_pattern) if plan.tag_pattern is not None else None
-        return lambda body: function(body, args, finditer, nested)
-    if plan.function == "parse_xml_typed":
-        finditer = compile_pattern(plan.tag_pattern)
-        typed = {text: build_parser(p, compile_pattern) if p else None for text, p in plan.typed}
-        return lambda body: function(body, args, finditer, nested, typed)
-    if plan.function == "parse_kv_lines":
-        return lambda body: function(body, args, nested)
-    return lambda body: function(body, args)

@@ -482,6 +482,18 @@ class CompiledRegex:
         # difference -> where a partial search of the text pends, as an offset, or -1
         # for no match and nothing pending; kept by ResponseStream.answer.
         self.partials: dict = {}
+        self._capture_free = None  # see capture_free
+        # (context, the text a match's threads settled after) -> its groups, as offsets
+        # from its start, and the lengths of those texts (see groups_at).
+        self.settled_at: dict = {}
+        self.settled_lengths: list = []
+        self.loop_exits: dict = {}  # see loop_exit
+        # Work counters (tests read them): characters groups_at walked with the
+        # thread machine, and left unwalked once the captures settled; characters
+        # scanners passed over in a state that stays put (loop_exit).
+        self.walked = 0
+        self.settled = 0
+        self.looped = 0
         # Whether a search starts alike after any character (no ^, \b or \B reads it).
         self.context_free = len({dfa.initial(p) for p in (PREV_START, PREV_WORD, PREV_OTHER)}) == 1
 
@@ -855,7 +867,7 @@ class CompiledRegex:
             if a.interval_class[k] not in keep:
                 last = a.starts[k + 1] - 1 if k + 1 < len(a.starts) else 0x10FFFF
                 ranges.append((first, last))
-        return _re.compile(_char_class(ranges) if ranges else "(?!)", _re.DOTALL)
+        return _re.compile(char_class_source(ranges) if ranges else "(?!)", _re.DOTALL)
 
     def _walk(self, text: str, s: int, k: int, starts, masks, first):
         """The match beginning at ``s`` (in run ``k``): ``(end, groups)``, following at
@@ -966,6 +978,21 @@ class CompiledRegex:
                 return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
         prev = self.prev_context(text, start)
+        free = None if partial else self.capture_free
+        if free is not None and self.settled_at:
+            # Headers met before: the threads settle after the same characters, read
+            # from the same context, with the same captures (as offsets from the start).
+            known = self.settled_at
+            for length in self.settled_lengths:
+                if start + length < end:
+                    found = known.get((prev, text[start : start + length]))
+                    if found is not None:
+                        self.settled += end - start
+                        return {
+                            name: None if found[index] is None
+                            else text[start + found[index][0] : start + found[index][1]]
+                            for name, index in self.nfa.group_names.items()
+                        }
         threads: list = [(self.nfa.start, (), (slots, -1))]
         best = None
         i = start
@@ -990,14 +1017,108 @@ class CompiledRegex:
             if not threads:
                 chosen = best
                 break
-            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
             i += 1
+            if free is not None and i < end:
+                # Every thread left holds the same captures and can set no more: the
+                # match ending at ``end`` (which the DFA found, and which no earlier
+                # match can be) has them, whatever the rest of the text. A lazy
+                # `.*?<|message|>` after a name is not walked to its end.
+                held = threads[0][2][0]
+                if all(s in free and not ob and p[0] == held for s, ob, p in threads):
+                    self.settled += end - i
+                    chosen = (held, end)
+                    self._keep_settled(text, start, i, prev, held)
+                    break
+            prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
+        self.walked += i - start
         captured = chosen[0] if chosen is not None else slots
         return {
             name: _group_text(text, captured, index)
             for name, index in self.nfa.group_names.items()
         }
 
+
+    def _keep_settled(self, text: str, start: int, at: int, prev: int, slots: tuple) -> None:
+        """Remember that the threads from ``start`` settled at ``at`` with ``slots``
+        (see groups_at), for short prefixes and a few lengths of them."""
+        length = at - start
+        if length > _SETTLED_PREFIX:
+            return
+        lengths = self.settled_lengths
+        if length not in lengths:
+            if len(lengths) >= _SETTLED_LENGTHS:
+                return
+            lengths.append(length)
+        known = self.settled_at
+        if len(known) >= _SETTLED_KEPT:
+            known.clear()  # the headers of the tools in use now fill it again
+        groups = {}
+        for index in self.nfa.group_names.values():
+            lo, hi = slots[3 * index], slots[3 * index + 1]
+            groups[index] = None if lo < 0 or hi < 0 or hi < lo else (lo - start, hi - start)
+        known[(prev, text[start:at])] = groups
+
+    def loop_exit(self, state: int, held: int):
+        """``find(text, i, hi)``: where in ``text[i:hi]`` the first character is that
+        would not leave the DFA in ``state`` (holding ``held`` registers) unchanged --
+        same state, same registers, no match -- or ``hi``; None when every character
+        would change something. A lazy `.*?<|message|>` stays in one state on
+        everything but ``<`` and what may begin another attempt: the run between
+        them is passed over at C speed.
+        """
+        row = self.dfa.rows[state]
+        same = tuple(range(held))
+        stays = set()
+        for c in range(self.alphabet.size):
+            nxt, sources, match = row[c]
+            if nxt == state and match is None and (sources is None or tuple(sources) == same):
+                stays.add(c)
+        found = None
+        if stays:
+            starts, classes = self.alphabet.starts, self.alphabet.interval_class
+            ranges = []
+            for k, lo in enumerate(starts):
+                if classes[k] not in stays:
+                    hi = starts[k + 1] - 1 if k + 1 < len(starts) else 0x10FFFF
+                    if ranges and ranges[-1][1] == lo - 1:
+                        ranges[-1][1] = hi
+                    else:
+                        ranges.append([lo, hi])
+            if sum(hi - lo + 1 for lo, hi in ranges) <= _FIND_EXITS:
+                found = _find_any(tuple(chr(x) for lo, hi in ranges for x in range(lo, hi + 1)))
+            else:
+                found = _search_exit(_re.compile(
+                    "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges) + "]"
+                ))
+        self.loop_exits[(state, held)] = found
+        return found
+
+    @property
+    def capture_free(self) -> frozenset:
+        """The NFA states from which no capture can be set: no path from them goes
+        through a SAVE, or into a lookaround (whose body may hold one)."""
+        free = self._capture_free
+        if free is None:
+            states = self.nfa.states
+            nexts: list = []
+            for st in states:
+                kind = st[0]
+                if kind == SPLIT:
+                    nexts.append(tuple(st[1]))
+                elif kind in (CHAR, ASSERT):
+                    nexts.append((st[2],))
+                else:
+                    nexts.append(())
+            tainted = {k for k, st in enumerate(states) if st[0] in (SAVE, LOOK)}
+            grown = True
+            while grown:
+                grown = False
+                for k, targets in enumerate(nexts):
+                    if k not in tainted and any(t in tainted for t in targets):
+                        tainted.add(k)
+                        grown = True
+            free = self._capture_free = frozenset(range(len(states))) - tainted
+        return free
 
     def _pending_matches(self, threads: list) -> bool:
         states = self.nfa.states
@@ -1108,6 +1229,8 @@ class Scanner:
         watch_from = lo if pre is not None else hi
         jump_at = -1  # where the prefilter found a literal, once the DFA gets there
         steps = 0
+        stayed = 0  # steps in a row that left the state as it was
+        loops = self.regex.loop_exits
         while i < hi:
             if i >= watch_from and state in fresh:
                 j = pre.find(text, i, hi)
@@ -1150,6 +1273,7 @@ class Scanner:
             c = classes.get(ch)
             if c is None:
                 c = class_of(ch)
+            was = state
             state, sources, match = rows[state][c]
             steps += 1
             here = pos0 + i - lo
@@ -1163,6 +1287,24 @@ class Scanner:
             if rows[state] is None:
                 self.dead = True
                 break
+            if state == was:
+                stayed += 1
+                if stayed >= _LOOP_RUN and i < hi:
+                    # A state that has stayed put a while: pass over, at C speed, the
+                    # characters that would keep it there changing nothing.
+                    stayed = 0
+                    key = (state, len(registers))
+                    exit = loops.get(key, _UNKNOWN)
+                    if exit is _UNKNOWN:
+                        exit = self.regex.loop_exit(state, len(registers))
+                    if exit is not None:
+                        j = exit(text, i, hi)
+                        self.searched += j - i
+                        self.skipped += j - i
+                        self.regex.looped += j - i
+                        i = j
+            else:
+                stayed = 0
         self.steps += steps
         self.state, self.registers, self.best = state, registers, best
 
@@ -1226,6 +1368,57 @@ class Scanner:
 
 
 _QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
+# Steps in a row that leave the DFA in its state before Scanner.advance asks for the
+# characters that would not (CompiledRegex.loop_exit): fewer, and runs of a few
+# characters between two exits would pay a search each.
+_LOOP_RUN = 4
+_UNKNOWN = object()
+# Groups remembered per pattern where a match's threads settled (CompiledRegex.groups_at):
+# at most this many, each after at most _SETTLED_PREFIX characters, of at most
+# _SETTLED_LENGTHS different lengths (each length costs a look-up per match).
+_SETTLED_KEPT = 1024
+_SETTLED_PREFIX = 256
+_SETTLED_LENGTHS = 8
+# Exits this few are found with str.find, one per character (a memchr, several times
+# faster than sre's search for a character class); more, with a class.
+_FIND_EXITS = 4
+_FIND_WINDOW = 256
+
+
+def _find_any(chars: tuple):
+    """``find(text, i, hi)``: the first of ``chars`` in ``text[i:hi]``, or ``hi``.
+
+    Each character is looked for in a window that grows fourfold while none is
+    found, and a hit narrows the others' window: a frequent character and a rare
+    one read a few times the distance to the nearest hit, not the rest of the text.
+    """
+    if not chars:
+        return lambda text, i, hi: hi
+
+    def find(text: str, i: int, hi: int) -> int:
+        window = _FIND_WINDOW
+        while i < hi:
+            edge = min(hi, i + window)
+            best = -1
+            for ch in chars:
+                j = text.find(ch, i, edge)
+                if j >= 0:
+                    best = edge = j
+            if best >= 0:
+                return best
+            i = edge
+            window *= 4
+        return hi
+
+    return find
+
+
+def _search_exit(pattern):
+    def find(text: str, i: int, hi: int) -> int:
+        m = pattern.search(text, i, hi)
+        return hi if m is None else m.start()
+
+    return find
 _LIVE_CACHE = 4096  # live sets a pattern keeps per character class (see CompiledRegex._live_at)
 _ACCELERATE = 8  # equal live sets in a row after which the pass searches ahead (see _liveness)
 
@@ -1260,7 +1453,7 @@ class Prefilter:
         self._order = list(self.literals)
         ranges = data["lead_ranges"]
         self.lead_ranges = [tuple(r) for r in ranges]
-        self._lead_class = _re.compile(_char_class(ranges), _re.DOTALL) if ranges else None
+        self._lead_class = _re.compile(char_class_source(ranges), _re.DOTALL) if ranges else None
         # What a piece of text must contain for a search of it to end with an
         # attempt alive or a match: a literal, a literal's beginning at its
         # end, or (after a lead of whole classes) a lead character at its end.
@@ -1284,7 +1477,7 @@ class Prefilter:
             if heads_source is not None:
                 parts.append("(?:" + heads_source + ")\\Z")
             if ranges:
-                parts.append(_char_class(ranges) + "\\Z")
+                parts.append(char_class_source(ranges) + "\\Z")
             self.danger = "|".join(parts)
         self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
         # For simple patterns: a pattern whose leftmost match, in text holding no
@@ -1295,7 +1488,7 @@ class Prefilter:
         # would read the character before it).
         tails = []
         # The lead characters' class, as a pattern (None: no lead).
-        self.lead_source = _char_class(ranges) if self._lead_class is not None else None
+        self.lead_source = char_class_source(ranges) if self._lead_class is not None else None
         if self._lead_class is not None:
             lead = self.lead_source
             if heads_source is not None:
@@ -1406,7 +1599,7 @@ class Prefilter:
 
 # Deeper nesting than this is written out flat (see _beginnings), which is quadratic in
 # a literal's length: the compiler cuts a prefilter's literals to this length.
-_BEGINNINGS_DEPTH = 100
+BEGINNINGS_DEPTH = 100
 
 
 def _beginnings(literals) -> str | None:
@@ -1424,7 +1617,7 @@ def _beginnings(literals) -> str | None:
             node = node.setdefault(ch, {})
     if not tree:
         return None
-    if max(len(s) for s in literals) > _BEGINNINGS_DEPTH:
+    if max(len(s) for s in literals) > BEGINNINGS_DEPTH:
         heads = sorted({s[:k] for s in literals for k in range(1, len(s))})
         return "|".join(_re.escape(h) for h in heads)
 
@@ -1438,7 +1631,9 @@ def _beginnings(literals) -> str | None:
     return branch(tree)
 
 
-def _char_class(ranges) -> str:
+def char_class_source(ranges) -> str:
+    """A stdlib ``re`` character class for inclusive code point ranges (the compiler's
+    capture and chain patterns use it too)."""
     parts = []
     for lo, hi in ranges:
         parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
@@ -1520,13 +1715,14 @@ class TagChain:
             if kind == "span":
                 _, group, trim, anchor = step
                 if trim is not None:
-                    trim = (_re.compile(_char_class(trim[0]), _re.DOTALL).match, trim[1])
+                    trim = (_re.compile(char_class_source(trim[0]), _re.DOTALL).match, trim[1])
                 if anchor[0] == "pair":
                     # C KEY D, KEY the text of a group: every occurrence of it, for every
                     # key, is a match of C([S]+)D (see chain.py).
                     _, before, index, after, ranges = anchor
                     pattern = _re.compile(
-                        _re.escape(before) + "(" + _char_class(ranges) + "+)" + _re.escape(after),
+                        _re.escape(before) + "(" + char_class_source(ranges) + "+)"
+                        + _re.escape(after),
                         _re.DOTALL,
                     )
                     anchor = ("pair", pattern, index, len(before) + len(after))
@@ -1534,7 +1730,7 @@ class TagChain:
                 segments.append([])
             elif kind == "run":
                 _, ranges, least, most, group = step
-                matcher = _re.compile(_char_class(ranges) + "*", _re.DOTALL).match
+                matcher = _re.compile(char_class_source(ranges) + "*", _re.DOTALL).match
                 segments[-1].append(("run", matcher, least, most, group))
             else:
                 segments[-1].append(tuple(step))

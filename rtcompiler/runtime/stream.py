@@ -12,18 +12,46 @@ begin. A complete match commits when it starts before every pending one
 (earliest start, then longest, then opens before closes, then field name);
 text before the earliest pending delimiter is emitted; the rest is held.
 
-A template compiles to a :class:`RegionTable` -- plain data plus, per field, a
-``process(body, captures)`` function specialised to that field's content
-parser and transform -- and :class:`ResponseStream` runs it.
+A template compiles to a :class:`RegionTable` (regions.py) -- plain data plus, per
+field, a ``process(body, captures)`` function specialised to that field's content
+parser and transform -- and :class:`ResponseStream` runs it: here the core, feed
+and finish; the whole-text pass in whole.py; the memo of feeds in memo.py.
+
+Glossary of the words the code uses in its own sense:
+
+- *watch*, *watcher*: a delimiter the current mode watches, with its scanner.
+- *pend*: a watcher pends at a position when a match may still begin there (the
+  text so far is a prefix of one); the text from the earliest pending position on
+  is *held* (also *unsent*: not yet given to a region).
+- *commit*: a complete match that starts before every pending one takes effect:
+  a region opens or closes.
+- *lead*: the characters a delimiter's match may begin with before its literal
+  (the whitespace a pattern such as ``\\s*<tool_call>`` allows before ``<tool_call>``).
+- *danger*: the per-mode stdlib search for anything in a piece that could leave a
+  watcher matched or pending (a literal, a literal's beginning or a lead character
+  at the end); a piece without danger is region text at once.
+- *gate*: the one first character every literal of the mode begins with, tested
+  with ``in`` before the danger search (when the lead characters can be listed).
+- *form*: a delimiter's stdlib ``re`` form, giving ``regex``'s spans where it runs
+  in linear time (automata/capture.py); tried before stepping the automaton.
+- *landmark*: an occurrence of a delimiter's literal, found for a whole-text parse
+  by one stdlib search over the text; a *walk* goes from one landmark to the next.
+- *transition*: what a short feed did from a given state, remembered per table and
+  *replayed* when the same feed meets the same state (memo.py).
 """
 
 from __future__ import annotations
 
+# A generated module defines these in the sections before this one.
+from .engine import Match
+from .memo import _TRANSITION_HELD, StreamMemo
+from .regions import truncate_at_last_anchor
+from .whole import _FORM_HELD, _FORM_READ, _SLOW, WholePass, _form_match, _literal_at
+
+# isort: split
+
 ###{standalone stream
-import bisect as _bisect
 import copy as _copy
-import itertools as _itertools
-import re as _re
 
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
@@ -33,421 +61,11 @@ _HOLD_FIRST = 8  # after a held text, pieces this short get the hold search alon
 # literal (see answer); beyond it a scanner, which keeps its state, takes over,
 # so that a long pending run is not re-read on every feed.
 _SHORT_HELD = 16
-# Unsent text this short that holds a literal is matched with the pattern's stdlib
-# form before a scanner is made for it (see answer).
-_FORM_HELD = 96
-# Answers a regex remembers for the unsent text (see answer): at most this many per
-# regex, each for at most _FORM_HELD characters.
-_PARTIALS = 4096
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
-_WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
-# What the stdlib matches of a whole-text parse may go through, in all: this many times
-# the text (see complete). A delimiter's stdlib form reads a bounded number of characters
-# past the match it returns (its ``tail`` fact), but a match that another delimiter's
-# commit cuts into is looked for again, from further on.
-_WHOLE_READS = 4
-_SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
-# Prompt tails whose state a table keeps (see ResponseStream.remember), and how long one may be.
-_PROMPT_STATES = 16
-_PROMPT_TAIL = 256
-# Feeds that find at most this much text unsent, their piece included, get their
-# transitions remembered (see ResponseStream.transition_key; -1: none), at most
-# _TRANSITIONS of them per table: a header arriving token by token, not a long pending
-# run, which is not met again.
-_TRANSITION_HELD = _FORM_HELD
-_TRANSITIONS = 4096
 
 
-class Delimiter:
-    """One open or close delimiter, as the region machine watches it."""
-
-    __slots__ = ("regex", "is_literal", "can_extend", "fixed", "longest", "danger")
-
-    def __init__(self, regex, is_literal, can_extend, literals=None) -> None:
-        self.regex = regex  # a CompiledRegex
-        # A literal delimiter fully present before the end of the buffer cannot
-        # grow, unless another literal of its list extends it.
-        self.is_literal = is_literal
-        self.can_extend = can_extend
-        pre = regex.prefilter
-        # The search that finds, from a position, everything that could leave
-        # this delimiter matched or pending there (see Prefilter.quiet), or None.
-        self.danger = None if pre is None or pre.danger is None else pre.quiet_search
-        # Literals none of which begins another: at most one matches at a start,
-        # so what a search answers is known from str.find and the literals'
-        # beginnings, without a scanner (see ResponseStream.fixed_search).
-        self.fixed = None
-        if (
-            is_literal and not can_extend and literals and pre is not None and pre.simple
-            and not pre.lead and pre.lead_class is None and set(pre.literals) == set(literals)
-        ):
-            self.fixed = tuple(literals)
-            self.longest = max(len(s) for s in literals)
-
-
-class Region:
-    """One field of the template."""
-
-    __slots__ = ("name", "open", "close", "streamable", "repeats", "join", "optional", "process")
-
-    def __init__(self, name, open, close, streamable, repeats, join, optional, process) -> None:
-        self.name = name
-        self.open = open
-        self.close = close
-        self.streamable = streamable  # chunks are part of the final value (dirty=False)
-        self.repeats = repeats
-        self.join = join
-        self.optional = optional
-        self.process = process  # (body, captures) -> value
-
-
-class RegionTable:
-    """The compiled template: regions in declaration order, and what to watch when."""
-
-    __slots__ = (
-        "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
-        "anchor_literals", "required", "watches", "landmarks", "walks", "modes", "prompt_states",
-        "context_free",
-        "transitions", "states",
-    )
-
-    def __init__(self, regions, implicit, defaults, start_anchor) -> None:
-        self.regions = regions
-        self.by_name = {r.name: r for r in regions}
-        self.required = tuple(r.name for r in regions if not r.optional)
-        self.implicit = implicit
-        self.defaults = defaults
-        # Defaults holding no container (the usual {"role": "assistant"}) are copied
-        # with dict(): deepcopy cost a few microseconds a parse.
-        self.flat_defaults = all(
-            v is None or type(v) in (str, int, float, bool) for v in defaults.values()
-        )
-        self.start_anchor = start_anchor  # a CompiledRegex
-        # The anchor's literals, when it matches them only and they never overlap:
-        # its last match is then the last occurrence of one, found by rfind from the
-        # end of the prompt instead of a search through all of it.
-        self.anchor_literals = anchor_literals(start_anchor)
-        # Outside explicit regions: every open, in field order, then the
-        # implicit field's close. Inside region r: only r's close. An entry is
-        # (kind, region, delimiter, key of the stream's per-watcher state).
-        watch = [("open", r, r.open, ("open", r.name)) for r in regions if r.open is not None]
-        if implicit is not None and self.by_name[implicit].close is not None:
-            region = self.by_name[implicit]
-            watch.append(("close", region, region.close, ("close", implicit)))
-        self.watches = {None: watch, implicit: watch}
-        for r in regions:
-            if r.open is not None and r.name != implicit:
-                self.watches[r.name] = (
-                    [("close", r, r.close, ("close", r.name))] if r.close is not None else []
-                )
-        # Per mode, a stdlib pattern that finds, in a piece of text searched from
-        # its start, everything that could leave a watched delimiter matched or
-        # pending (see Prefilter.danger). A piece it does not match is all
-        # region text. None when some watched delimiter has no such pattern.
-        self.quiet: dict = {}
-        modes = [implicit] + [r.name for r in regions if r.open is not None]
-        for mode in modes:
-            pres = [
-                delimiter.regex.prefilter for _, _, delimiter, _ in self.watch(mode)
-            ]
-            if any(pre is None or pre.danger is None for pre in pres):
-                self.quiet[mode] = None
-                continue
-            # The watchers' danger patterns together (Prefilter.danger), with the
-            # beginnings of all their literals in one tree: the delimiters of a mode
-            # often share a beginning (gpt-oss's "<|channel|>"), which a tree per
-            # watcher would make sre walk once per watcher.
-            literals = sorted({s for p in pres for s in p.literals})
-            leads = list(dict.fromkeys(p.lead_source for p in pres if p.lead_source))
-            beginnings = _beginnings(literals)
-            danger = _re.compile(
-                "|".join(
-                    [_re.escape(s) for s in literals]
-                    + ([f"(?:{beginnings})\\Z"] if beginnings is not None else [])
-                    + [f"{lead}\\Z" for lead in leads]
-                ) or "(?!)",
-                _re.DOTALL,
-            )
-            if all(p.simple for p in pres):
-                whole = "|".join(_re.escape(s) for s in literals)
-                # One search that finds a literal first, or where the earliest
-                # watcher pends (see Prefilter.hold): the work of the danger
-                # search, the literal search and one pending() per watcher. The
-                # watchers without a lead pend where the rest of the text begins
-                # one of their literals: one tree for all of them.
-                bare = _beginnings([s for p in pres if p.lead_source is None for s in p.literals])
-                tails = [p.hold for p in pres if p.hold and p.lead_source is not None]
-                if bare is not None:
-                    tails.append(f"(?:{bare})\\Z")
-                hold = _re.compile("|".join([f"(?P<literal>{whole})"] + tails), _re.DOTALL)
-                # Any watcher's lead character: the hold search begins where the
-                # run of them before the danger search's find does.
-                lead = _re.compile("|".join(leads), _re.DOTALL).match if leads else None
-                self.quiet[mode] = (
-                    danger.search, _re.compile(whole, _re.DOTALL).search, hold.search, lead,
-                    _first_characters(pres),
-                )
-            else:
-                self.quiet[mode] = (danger.search, None, None, None, _first_characters(pres))
-            # One character that every literal begins with (Gemma's "<", every
-            # delimiter of Qwen3's or of a region of gpt-oss), and the lead characters:
-            # the danger search finds a literal or its beginning, or a lead character
-            # at the end, so a piece without the one and not ending with the other is
-            # region text, told by ``in`` at a fraction of the search's cost. (No
-            # gate when the lead characters are too many to list; they are None
-            # when there are none, else a string of them.)
-            heads = {s[0] for p in pres for s in p.literals}
-            spaces = "".join(sorted({
-                chr(c) for p in pres for lo, hi in p.lead_ranges for c in range(lo, hi + 1)
-            })) if self.quiet[mode][4] is not None else None
-            gate = next(iter(heads)) if len(heads) == 1 and spaces is not None else None
-            self.quiet[mode] += (gate, spaces or None)
-
-        self.landmarks = _landmarks(regions)
-        # Per mode, for a whole-text parse: each landmark -> the watchers whose
-        # matches can begin there (see ResponseStream.walk), when every watcher of
-        # the mode only matches where one of its literals begins.
-        self.walks = {} if self.landmarks is None else _walks(self.watches)
-        # Prompt tail -> the stream's state after it (see ResponseStream.remember).
-        self.prompt_states: dict = {}
-        # Per mode, whether no watched delimiter reads the character before where
-        # its search starts (no ^, \b or \B); what a feed did from a state, and
-        # the numbers given to states (see ResponseStream.transition_key): next() on
-        # a count is one step, so streams of one table in threads never share one.
-        self.context_free = {
-            mode: all(d.regex.context_free for _, _, d, _ in self.watch(mode))
-            for mode in self.watches
-        }
-        self.transitions: dict = {}
-        self.states = _itertools.count(1)
-        # Per mode, what entering it sets: the quick path's searches, and whether
-        # the region's chunks are dirty (not part of the final value).
-        self.modes = {
-            mode: (self.quiet.get(mode), mode is not None and not self.by_name[mode].streamable)
-            for mode in modes
-        }
-        self.modes.setdefault(None, (self.quiet.get(None), False))
-
-    def watch(self, current):
-        """What the machine watches in mode ``current``: (kind, region, delimiter, key)s."""
-        return self.watches[current]
-
-
-def _first_characters(prefilters):
-    """The characters a one-character piece, with nothing held, must be for the danger
-    pattern to find anything in it: a literal's first character or a lead character
-    (None when the lead characters are too many to list)."""
-    if sum(hi - lo + 1 for p in prefilters for lo, hi in p.lead_ranges) > 4096:
-        return None
-    first = {s[0] for p in prefilters for s in p.literals}
-    first.update(
-        chr(c) for p in prefilters for lo, hi in p.lead_ranges for c in range(lo, hi + 1)
-    )
-    return frozenset(first)
-
-
-def _landmarks(regions):
-    """One stdlib search that finds every occurrence of every delimiter's literal, or None.
-
-    A whole-text parse then reads the text once, instead of once per watched
-    delimiter that has no match left (each such search runs to the end). It
-    needs an alternation sre searches fast (one first character for all) and
-    literals whose occurrences never overlap (none begins inside another or
-    itself, none begins another), so that ``finditer`` meets every occurrence.
-    """
-    literals = set()
-    for region in regions:
-        for delimiter in (region.open, region.close):
-            if delimiter is not None:
-                pre = delimiter.regex.prefilter
-                if pre is None:
-                    return None
-                literals.update(pre.literals)
-    if not literals or len({s[0] for s in literals}) != 1 or not _apart(literals):
-        return None
-    ordered = sorted(literals, key=lambda s: (-len(s), s))
-    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
-
-
-def _apart(literals):
-    """Whether no two occurrences of ``literals`` in any text overlap: none begins
-    another, and none begins inside another or itself. Every occurrence is then a
-    match of their alternation, in a search from the start or by ``rfind``.
-
-    Read off the trie of the literals with its failure links (Aho-Corasick): a
-    literal beginning or inside another ends at a node on the other's path before
-    its last (a literal is a suffix of the node's text); one overlapping another's
-    end begins with a proper suffix of it (the failure link of its last node is not
-    the root). Linear in their total length, where comparing every pair was
-    quadratic in their number (minutes at import for thousands of literals).
-    """
-    children = [{}]  # the trie: node -> {character: node}; 0 is the root
-    ends = [False]  # whether a literal ends at the node
-    for literal in literals:
-        node = 0
-        for ch in literal:
-            nxt = children[node].get(ch)
-            if nxt is None:
-                nxt = children[node][ch] = len(children)
-                children.append({})
-                ends.append(False)
-            node = nxt
-        ends[node] = True
-    # fail[n]: the node of the longest proper suffix of n's text that is in the trie;
-    # ends[n] becomes whether some literal is a suffix of n's text. Breadth first.
-    fail = [0] * len(children)
-    order = list(children[0].values())
-    for node in order:
-        for ch, child in children[node].items():
-            link = fail[node]
-            while link and ch not in children[link]:
-                link = fail[link]
-            link = children[link].get(ch, 0)
-            fail[child] = link
-            ends[child] = ends[child] or ends[link]
-            order.append(child)
-    for literal in literals:
-        node = 0
-        for ch in literal[:-1]:
-            node = children[node][ch]
-            if ends[node]:
-                return False
-        if fail[children[node][literal[-1]]]:
-            return False
-    return True
-
-
-def _single(entries):
-    """``(kind, region, form)`` for a landmark that begins a match of one watch entry
-    only, when no candidates need comparing there (see ``_walks``); else None."""
-    if len(entries) != 1:
-        return None
-    kind, region, delimiter, _ = entries[0]
-    if delimiter.fixed is not None:
-        return kind, region, None
-    pre = delimiter.regex.prefilter
-    if pre.lead or pre.lead_class is not None:
-        return None
-    return kind, region, delimiter.regex
-
-
-def anchor_literals(anchor):
-    """The literals ``anchor`` (a CompiledRegex) matches, when it matches nothing
-    else and they never overlap; else None (see ``truncate_at_last_anchor``)."""
-    pre = anchor.prefilter
-    return pre.literals if pre is not None and pre.exact and _apart(pre.literals) else None
-
-
-def _walks(watches):
-    """Per mode whose every watcher's matches begin where one of its literals does,
-    or at the run of its lead characters before it (literals none of which begins
-    another, or a stdlib form with no bounded lead): each literal -> the watch
-    entries it can begin a match of, and ``(kind, region, form)`` when that is one
-    delimiter (nothing to compare), else None. ``form``: None for a literal
-    delimiter (the landmark is its match), else its regex, which has no lead (a
-    match begins at the landmark).
-
-    A lead is allowed when no literal holds a lead character: a run of them then
-    holds no landmark, so matches begin in the order of their landmarks.
-    """
-    # Every character of every literal, as sorted code points: whether a lead holds one
-    # is then a look-up per range of the lead (asking each lead about every literal's
-    # characters was quadratic in the number of delimiters).
-    characters = sorted({
-        ord(c) for watch in watches.values() for entry in watch
-        for s in entry[2].regex.prefilter.literals for c in s
-    })
-
-    def holds_a_literal_character(pre):
-        for lo, hi in pre.lead_ranges:
-            k = _bisect.bisect_left(characters, lo)
-            if k < len(characters) and characters[k] <= hi:
-                return True
-        return False
-
-    walks = {}
-    for mode, watch in watches.items():
-        by_literal: dict = {}
-        for entry in watch:
-            delimiter = entry[2]
-            regex = delimiter.regex
-            pre = regex.prefilter
-            if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or pre.lead
-                or pre.lead_class is not None and holds_a_literal_character(pre)
-            ):
-                break
-            for literal in pre.literals:
-                by_literal.setdefault(literal, []).append(entry)
-        else:
-            walks[mode] = {
-                literal: (entries, _single(entries)) for literal, entries in by_literal.items()
-            }
-    return walks
-
-
-def _literal_at(delimiter, held, j, base):
-    """The match of the one literal of ``delimiter.fixed`` that begins at ``held[j]``."""
-    for literal in delimiter.fixed:
-        if held.startswith(literal, j):
-            return Match(j + base, j + base + len(literal), False)
-    raise AssertionError("no literal at the position its prefilter found")
-
-
-def _form_groups(regex, found):
-    """The groups of ``found``, a match of the stdlib form of ``regex``, by name (None
-    for one that took no part), or None when the pattern names none: each name takes
-    the value of the one alias that took part (see automata/capture.py)."""
-    names = regex.nfa.group_names
-    if not names:
-        return None
-    values = found.groupdict()
-    aliases = regex.capture_names
-    groups = {}
-    for name in names:
-        value = None
-        for alias in aliases.get(name, ()):
-            if values[alias] is not None:
-                value = values[alias]
-        groups[name] = value
-    return groups
-
-
-def _form_match(regex, found, base):
-    """The Match for ``found``, a match of the stdlib form of ``regex`` in text that
-    begins at absolute position ``base``."""
-    return Match(found.start() + base, found.end() + base, False, _form_groups(regex, found))
-
-
-def _form_captures(regex, found):
-    """What a region opened by ``found`` captures: ``Match.captured`` of its Match."""
-    if regex.plain_groups:
-        return {k: v for k, v in found.groupdict().items() if v is not None}
-    groups = _form_groups(regex, found)
-    return {} if groups is None else {k: v for k, v in groups.items() if v is not None}
-
-
-def truncate_at_last_anchor(anchor, prefix, literals=None):
-    """The prefix after the last match of the start anchor (all of it if none).
-
-    ``literals``: what the anchor matches, when they never overlap (see
-    ``RegionTable.anchor_literals``): the last match is the last occurrence.
-    """
-    if literals is not None:
-        last, last_end = -1, None
-        for literal in literals:
-            at = prefix.rfind(literal)
-            if at > last:
-                last, last_end = at, at + len(literal)
-        return prefix if last_end is None else prefix[last_end:]
-    # The stdlib form finds regex's spans (see automata/capture.py) where its search is
-    # linear; stepping the automata over a long chat prompt costs tens of microseconds.
-    last_end = anchor.last_end(prefix)
-    return prefix if last_end is None else prefix[last_end:]
-
-
-class ResponseStream:
+class ResponseStream(StreamMemo, WholePass):
     """Streaming parse of one generation (the state behind ``ResponseParser``)."""
 
     # Slots, not an instance dict: CPython shares a dict's keys between instances,
@@ -490,9 +108,8 @@ class ResponseStream:
         )
         self.captures: dict = {}
         # The open region's text: ``tail`` collects the pieces as fed, and every
-        # _BODY_RUN of them are joined into one string on ``body``. A token-sized
-        # piece costs ~50 bytes of object header, ten times its text: kept apart,
-        # they made a streamed region hold several times the reference's memory.
+        # _BODY_RUN of them are joined into one string on ``body``, so that a streamed
+        # region holds about its text, not an object header per token.
         self.body: list = []
         self.tail: list = []
         self.opened = False
@@ -524,46 +141,6 @@ class ResponseStream:
                     # not see.
                     self.process(self.initial_events, eos=False)
                     self.remember(truncated)
-
-    # A chat template ends every prompt alike (its generation prompt, "<think>\n"
-    # for some), and processing that tail cost a short parse several microseconds.
-    # What it leaves depends only on the table and the tail, unless a region closed
-    # in it (its value may depend on the tools): then nothing is kept. The state is
-    # read and set attribute by attribute: going through ``__dict__`` made CPython
-    # give the instance a plain dict, and every attribute access of the stream
-    # after that slower (a third slower streaming).
-    _KEPT = (
-        "base", "end", "pos", "fresh", "fresh_start", "examined", "rescans",
-        "retired_steps", "retired_searched", "opened", "marks_from", "current", "danger",
-        "dirty",
-    )
-    _COPIED = ("pieces", "body", "tail", "captures", "fixed_seen")
-
-    def remember(self, truncated):
-        """Keep the state the prompt's tail left, for the table's next stream with
-        the same tail: when it holds no scanner, no pending answer, no closed region."""
-        states = self.table.prompt_states
-        if (
-            len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
-            or self.held_by is not None or self.known is not None
-            or any(e["type"] == "region_close" for e in self.initial_events)
-        ):
-            return
-        kept = tuple(getattr(self, name) for name in self._KEPT)
-        # Copies: this stream goes on changing its own lists and dicts.
-        copied = tuple(type(v)(v) for v in (getattr(self, name) for name in self._COPIED))
-        states[truncated] = (kept, copied, [dict(e) for e in self.initial_events])
-
-    def resume(self, saved):
-        """The state :meth:`remember` kept, copied so that this stream owns it."""
-        kept, copied, events = saved
-        for name, value in zip(self._KEPT, kept, strict=True):
-            setattr(self, name, value)
-        self.pieces, self.body, self.tail, self.captures, self.fixed_seen = (
-            list(copied[0]), list(copied[1]), list(copied[2]), dict(copied[3]),
-            dict(copied[4]),
-        )
-        self.initial_events = [dict(e) for e in events]
 
     # -- feeding -----------------------------------------------------------------
 
@@ -827,29 +404,6 @@ class ResponseStream:
         self.end = end + len(text)
         self.examined += len(unsent)
 
-    def parse_whole(self, text):
-        """``parse_response``: the whole generation at once; returns the message.
-
-        The same message as ``feed(text)`` then ``finalize()``: with the text
-        complete, whatever a non-final pass commits (a complete match that
-        cannot grow, before every pending one) is what the final pass commits
-        from the same position, and the message depends only on the commits.
-        So the final pass runs alone over the output (the prompt's tail was
-        processed as its own chunk, as the reference does) and finds the watched delimiters
-        that have a stdlib form with ``re`` (see :meth:`complete`).
-        """
-        if type(text) is not str:
-            text = self.checked(text)
-        if self.finalized:
-            raise RuntimeError("the parser was already finalized")
-        if text:
-            self.append(text)
-        self.whole = {}
-        self.failures = 0
-        self.formed = 0
-        self.whole_pass()
-        return self.finish()
-
     def finalize(self):
         if self.finalized:
             raise RuntimeError("the parser was already finalized")
@@ -982,296 +536,6 @@ class ResponseStream:
             self.remember_transition(key, (tuple(record), self.pos - start, held_by))
         self.trim()
 
-    def remember_transition(self, key, plan):
-        """Keep, for ``key`` (see transition_key), what the feed did: ``plan`` is its
-        commits, where its emitted text ends and who holds the rest, relative to
-        where it began (see replay). The state it leaves, unless nothing is
-        unsent, gets a new number."""
-        if key is None:
-            return
-        table = self.table
-        node = None
-        if self.pos < self.end:
-            node = next(table.states)
-            self.node = (node, self.end)
-        transitions = table.transitions
-        if len(transitions) >= _TRANSITIONS:
-            transitions.clear()  # the headers of the tools in use now fill it again
-        transitions[key] = (*plan, node)
-
-    def transition_key(self, text, end):
-        """The key of feeding ``text`` now (``end``: where the buffer ends before it),
-        or None when the state is not known.
-
-        What a feed does -- the commits, where the emitted text ends, who holds
-        the rest -- depends only on the state it finds: the mode, whether its
-        region has text yet, the unsent text, and the character before it when a
-        watched pattern reads it. Everything else the stream keeps (scanners,
-        what is known to hold no literal, who held the text) only saves work.
-        A state is named by that description (see described), or by a number
-        that a feed which left it gave it (``node``), valid while no other text
-        came: the same state, reached from the same state by the same piece. So
-        a key costs the piece, not the held text, along a header; and a stream
-        that meets a header met before, cut alike (the same tool's, in a later
-        answer, token by token), replays each feed (see replay) with none of the
-        searches.
-        """
-        if end + len(text) - self.pos > _TRANSITION_HELD:
-            return None
-        self.examined += len(text)
-        node = self.node
-        if node is not None and node[1] == end:
-            return node[0], text
-        held, base = self.held()
-        lo = self.pos - base
-        if lo == 0 and base and not self.table.context_free[self.current]:
-            return None  # the character before is not kept
-        return self.described(held[lo:], held[lo - 1 : lo] if lo else ""), text
-
-    def described(self, held, before):
-        """The state with ``held`` unsent after ``before`` (the character before it),
-        named by what it is."""
-        self.examined += len(held)
-        if self.table.context_free[self.current]:
-            return self.current, self.opened, held
-        return self.current, self.opened, held, before
-
-    def replay(self, events, plan):
-        """Do what a feed remembered by ``remember_transition`` did, from ``pos``
-        (its piece appended): its commits, making the region events and values as
-        ``process`` makes them, and its emitted text."""
-        commits, emitted, held_by, node = plan
-        start = self.pos
-        if held_by is not None:
-            held_by = (held_by[0], start + held_by[1], held_by[2])
-        self.held_by = held_by
-        if node is not None:
-            self.node = (node, self.end)
-        if not commits and not emitted:
-            return  # a header still arriving: the buffer is as trim left it
-        for opens, region, at, end, captures in commits:
-            at += start
-            if at > self.pos:
-                self.accumulate(events, self.text(self.pos, at))
-            self.pos = start + end
-            self.close_current(events)
-            if opens:
-                self.open_region(events, region, dict(captures))
-        emitted += start
-        if emitted > self.pos:
-            held, base = self.held()
-            self.accumulate(events, held[self.pos - base : emitted - base])
-            self.pos = emitted
-        self.trim()
-
-    def whole_pass(self):
-        """``process(events, eos=True)`` for ``parse_whole``: the same commits, in a
-        loop of its own that makes no events (nobody reads them) and asks each
-        watcher's remembered answer first (see :meth:`complete`)."""
-        whole = self.whole
-        held, base = self.held()
-        table = self.table
-        if self.current in table.walks and self.walk(held, base, table.walks):
-            return
-        watches = table.watches
-        while True:
-            pos = self.pos
-            best = best_kind = best_region = None
-            for kind, region, delimiter, watcher in watches[self.current]:
-                cached = whole.get(watcher)
-                if (
-                    cached is not None and cached is not _SLOW and cached[0] <= pos
-                    and (cached[1] is None or pos <= cached[1].start)
-                ):
-                    m = cached[1]
-                else:
-                    m = self.complete(watcher, delimiter)
-                    if m is _SLOW:
-                        m = self.answer(watcher, delimiter, True)
-                # The earliest start wins; ties go by the order of scan's keys.
-                if m is not None and (
-                    best is None or m.start < best.start
-                    or m.start == best.start and (
-                        (m.start - m.end, 0 if kind == "open" else 1, region.name)
-                        < (best.start - best.end, 0 if best_kind == "open" else 1,
-                           best_region.name)
-                    )
-                ):
-                    best, best_kind, best_region = m, kind, region
-            if best is None or best.start >= self.end:
-                break  # nothing, or only an empty match at the very end: no commit
-            if not self.commit_whole(
-                held, base, best.start, best.end, best_kind, best_region,
-                best.captured() if best_kind == "open" else None,
-            ):
-                return
-        self.end_whole(held, base)
-
-    def commit_whole(self, held, base, start, end, kind, region, captures):
-        """One commit of a whole-text pass: the text before ``start`` goes to the open
-        region, then the match from ``start`` to ``end`` closes it or opens ``region``
-        with ``captures`` (None: nothing captured). False for a zero-width close of an
-        empty region, which would fire forever: the pass ends there."""
-        pos = self.pos
-        if start > pos and self.current is not None:
-            self.opened = True
-            self.tail.append(held[pos - base : start - base])
-        self.pos = end
-        if kind == "open":
-            self.close_current(None)
-            self.open_region(None, region, {} if captures is None else captures)
-            return True
-        had_content = self.opened
-        self.close_current(None)
-        return had_content or start != end
-
-    def end_whole(self, held, base):
-        """The end of a whole-text pass: the rest goes to the open region, which closes."""
-        if self.pos < self.end:
-            if self.current is not None:
-                self.opened = True
-                self.tail.append(held[self.pos - base :])
-            self.pos = self.end
-        self.close_current(None)
-
-    def walk(self, held, base, walks):
-        """``whole_pass`` from one landmark to the next, while the mode is one of
-        ``walks`` (every match of every watcher begins where one of its literals
-        does): the first landmark at which a watcher of the mode matches holds the
-        earliest match, found without asking each watcher for its next one.
-
-        True when the pass is done; False, with every commit so far made, when the
-        rest is left to the watcher-by-watcher loop: in a mode that is not walked,
-        or after the failed stdlib matches ``complete`` allows.
-        """
-        lo = self.pos - base
-        self.examined += len(held) - lo
-        table = self.table
-        implicit = table.implicit
-        close_with = self.close_with
-        # The stream's state, kept in locals while walking: the open region's name and
-        # captures are written back before close_with (which reads them), all of it
-        # before returning.
-        pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
-        by_literal = walks[current]
-        before = bool(self.body or self.tail)  # text the prompt's tail left in the region
-        done = True  # False: the loop goes on from here
-        cut = False
-        reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
-        for found in table.landmarks.finditer(held, lo):
-            spot = by_literal.get(found.group())
-            if spot is None:
-                continue
-            at = found.start()
-            if at + base < pos:
-                continue
-            entries, single = spot
-            if single is not None:
-                kind, region, form = single
-                if form is None:
-                    start, end, caught = at + base, found.end() + base, None
-                else:
-                    # (best_at for one delimiter: its match begins at the landmark.)
-                    if reads < 0:
-                        done = False
-                        break
-                    matched = form.captures.match(held, at)
-                    if matched is None:
-                        self.failures += 1
-                        if self.failures > _WHOLE_FAILURES:
-                            done = False
-                            break
-                        continue
-                    end = matched.end()
-                    self.examined += end - at
-                    reads -= end - at
-                    start, end = at + base, end + base
-                    caught = _form_captures(form, matched) if kind == "open" else None
-            else:
-                self.pos = pos
-                self.formed = _WHOLE_READS * self.end - reads
-                best = self.best_at(held, base, found, at, entries)
-                reads = _WHOLE_READS * self.end - self.formed
-                if best is None:
-                    continue
-                if best is False:
-                    done = False
-                    break
-                start, end, kind, region, regex, matched = best
-                caught = (
-                    _form_captures(regex, matched) if kind == "open" and matched is not None
-                    else None
-                )
-            # The commit: commit_whole, written out (a few calls less a landmark).
-            had_content = opened
-            if current is not None and (opened or start > pos):
-                had_content = True
-                text = held[pos - base : start - base]
-                if before:
-                    text = "".join(self.body) + "".join(self.tail) + text
-                    self.body, self.tail = [], []
-                    before = False
-                self.current, self.captures = current, captures
-                close_with(text, None)
-            elif before:
-                self.body, self.tail = [], []
-                before = False
-            pos = end
-            if kind == "open":
-                current, captures, opened = region.name, ({} if caught is None else caught), True
-            else:
-                current, captures, opened = implicit, {}, False
-                if not (had_content or start != end):
-                    # A zero-width close of an empty region would fire forever: the
-                    # pass ends here, the rest unread.
-                    cut = True
-                    break
-            by_literal = walks.get(current)
-            if by_literal is None:
-                done = False
-                break
-        self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
-        self.formed = _WHOLE_READS * self.end - reads
-        self.danger, self.dirty = table.modes[current]
-        if done and not cut:
-            self.end_whole(held, base)
-        return done
-
-    def best_at(self, held, base, found, at, entries):
-        """The walk's choice among the watch ``entries`` whose literal is ``found``
-        (at ``at`` in ``held``): ``(start, end, kind, region, regex, stdlib match)``,
-        None when none matches there, False when the rest is left to the loop."""
-        # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
-        best = None
-        for kind, region, delimiter, _ in entries:
-            if delimiter.fixed is not None:
-                start, end, regex, matched = at + base, found.end() + base, None, None
-            else:
-                regex = delimiter.regex
-                # (complete's attempt: from the run of lead characters before.)
-                t = regex.prefilter.lead_start(held, self.pos - base, at)
-                if self.formed > _WHOLE_READS * self.end:
-                    return False
-                matched = regex.captures.match(held, t)
-                if matched is None:
-                    if t != at:
-                        return False  # a later start may match: its scanner decides
-                    self.failures += 1
-                    if self.failures > _WHOLE_FAILURES:
-                        return False
-                    continue
-                self.examined += matched.end() - t
-                self.formed += matched.end() - t
-                start, end = matched.start() + base, matched.end() + base
-            # The earliest start wins; ties (one literal opening two regions) go
-            # as in whole_pass.
-            if best is None or start < best[0] or start == best[0] and (
-                (start - end, 0 if kind == "open" else 1, region.name)
-                < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].name)
-            ):
-                best = (start, end, kind, region, regex, matched)
-        return best
-
     def scanner(self, key, delimiter):
         """The watcher's scanner, searching from ``pos`` and caught up with the buffer.
 
@@ -1391,7 +655,8 @@ class ResponseStream:
         regex = delimiter.regex
         pre = regex.prefilter
         key = None
-        if pre is not None and pre.simple and self.end - self.pos <= _FORM_HELD:
+        span = self.end - self.pos
+        if pre is not None and pre.simple and span <= _FORM_READ:
             scanner = self.scanners.get(watcher)
             if scanner is None or scanner.pos < self.pos:
                 # Short unsent text and no scanner to go on with. A search from pos
@@ -1402,7 +667,8 @@ class ResponseStream:
                 # a header met before (the same tool's, in an earlier answer) is
                 # answered with one lookup per token. The holder asks first.
                 held_by = self.held_by
-                if not eos and held_by is not None and held_by[0][3] is watcher:
+                short = span <= _FORM_HELD  # answers are remembered for short text only
+                if short and not eos and held_by is not None and held_by[0][3] is watcher:
                     key = self.answer_key(regex)
                     known = regex.partials.get(key)
                     if known is not None:
@@ -1439,7 +705,7 @@ class ResponseStream:
                     self.examined += j - lo + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
-                    if not eos and key is None:
+                    if short and not eos and key is None:
                         key = self.answer_key(regex)
                         known = regex.partials.get(key)
                         if known is not None:
@@ -1455,29 +721,6 @@ class ResponseStream:
             elif m.partial and self.pos <= m.start < self.end:
                 self.remember_answer(regex, key, m.start - self.pos)
         return m
-
-    def answer_key(self, regex):
-        """What a search from ``pos`` answers according to: the unsent text, and the
-        context the character before gives when the pattern reads it (None when that
-        character is not kept)."""
-        held, base = self.held()
-        lo = self.pos - base
-        self.examined += len(held) - lo
-        if regex.context_free:
-            return held[lo:]
-        if lo == 0 and base:
-            return None
-        return (regex.prev_context(held, lo), held[lo:])
-
-    def remember_answer(self, regex, key, known):
-        """Keep, for ``key`` (see answer_key), where a search pends (an offset from
-        ``pos``) or -1 for no match and nothing pending."""
-        if key is None:
-            return
-        partials = regex.partials
-        if len(partials) >= _PARTIALS:
-            partials.clear()  # the headers of the tools in use now fill it again
-        partials[key] = known
 
     def fixed_search(self, watcher, delimiter, eos):
         """What the delimiter's scanner would answer, for literals none of which
@@ -1519,112 +762,6 @@ class ResponseStream:
         if p < len(held):
             return Match(p + base, end, True)
         return None
-
-    def complete(self, key, delimiter):
-        """The leftmost complete match from ``pos`` to the end, found with ``re``
-        (the text is whole), or ``_SLOW`` when only the delimiter's scanner can tell.
-
-        For a pattern with a stdlib form (rtcompiler/automata/capture.py: ``re``
-        takes the same first successful path from a start as ``regex``) whose
-        prefilter has no bounded lead, every match holds a literal preceded only
-        by lead characters: no match begins before the run of lead characters
-        ending where the first literal begins. A match tried there, once, is
-        then the leftmost; if it fails, the scanner decides. An answer holds
-        until ``pos`` passes the match's start.
-
-        Linear time: the form reads each character a bounded number of times per
-        attempt and a bounded number past the match it returns (its ``linear`` and
-        ``tail`` facts, rtcompiler/automata/linearity.py); no ``re`` search is ever
-        retried from start to start; a bounded number of matches may fail (each
-        may read to the end), and the successful ones may go through at most
-        ``_WHOLE_READS`` times the text in all. Past either bound, the scanners.
-        """
-        cached = self.whole.get(key)
-        pos = self.pos
-        if cached is not None:
-            if cached is _SLOW:
-                return _SLOW
-            at, m = cached
-            if at <= pos and (m is None or pos <= m.start):
-                return m
-        regex = delimiter.regex
-        pre = regex.prefilter
-        if delimiter.fixed is not None:
-            # Literals none of which begins another: the first one found is the match.
-            held, base = self.held()
-            lo = pos - base
-            hit = self.find_whole(pre, held, lo, len(held))
-            m = None if hit < 0 else _literal_at(delimiter, held, hit, base)
-            self.whole[key] = (pos, m)
-            return m
-        form = regex.captures
-        if (
-            form is None or pre is None or pre.lead or not regex.tail
-            or self.formed > _WHOLE_READS * self.end
-        ):
-            self.whole[key] = _SLOW
-            return _SLOW
-        held, base = self.held()
-        lo = pos - base
-        n = len(held)
-        while True:
-            hit = self.find_whole(pre, held, lo, n)
-            if hit < 0:
-                self.whole[key] = (pos, None)
-                return None
-            t = pre.lead_start(held, lo, hit)
-            self.examined += hit - t
-            found = form.match(held, t)
-            if found is not None:
-                break
-            # No match begins at t. When t is the literal's own start, none
-            # begins before the next literal's run of lead characters either:
-            # try there, a bounded number of times a parse (a failed match
-            # may have read far), then leave the delimiter to its scanner.
-            self.failures += 1
-            if t != hit or self.failures > _WHOLE_FAILURES:
-                self.whole[key] = _SLOW
-                return _SLOW
-            lo = hit + 1
-        self.examined += found.end() - t
-        self.formed += found.end() - t
-        m = _form_match(regex, found, base)
-        self.whole[key] = (pos, m)
-        return m
-
-    def find_whole(self, pre, held, lo, hi):
-        """``pre.find`` over the whole text, answered from one search for every
-        delimiter's literals (the table's landmarks) when there is one.
-
-        Counts what it reads in ``examined``: the text up to the hit (or ``hi``)
-        for a search of its own; the landmarks' one pass, once a parse.
-        """
-        marks = self.marks
-        if marks is None:
-            landmarks = self.table.landmarks
-            if landmarks is None:
-                return self._find_counted(pre, held, lo, hi)
-            marks = self.marks = {}
-            for m in landmarks.finditer(held, lo):
-                marks.setdefault(m.group(), []).append(m.start())
-            self.marks_from = lo
-            self.examined += len(held) - lo
-        if lo < self.marks_from:
-            return self._find_counted(pre, held, lo, hi)
-        best = -1
-        for literal in pre.literals:
-            starts = marks.get(literal)
-            if starts:
-                i = _bisect.bisect_left(starts, lo)
-                if i < len(starts) and starts[i] < hi - len(literal) + 1:
-                    if best < 0 or starts[i] < best:
-                        best = starts[i]
-        return best
-
-    def _find_counted(self, pre, held, lo, hi):
-        hit = pre.find(held, lo, hi)
-        self.examined += (hi if hit < 0 else hit) - lo
-        return hit
 
     @staticmethod
     def can_grow(delimiter, m, n):
@@ -1686,11 +823,6 @@ class ResponseStream:
             raise
         self.reset()
 
-    def forget(self):
-        """Drop what the stream knows about the state it is in (see transition_key,
-        scan): kept only to save work, it can be wrong once a commit has raised."""
-        self.node = self.held_by = self.known = None
-
     def close_with(self, text, events):
         """Give the open region's value (its whole text is ``text``) to the message;
         the caller then leaves the region."""
@@ -1730,6 +862,3 @@ class ResponseStream:
         self.tail = []
         self.opened = False
 ###}
-
-# The generated module defines Match before this section; here it comes from the engine.
-from .engine import Match, _beginnings  # noqa: E402

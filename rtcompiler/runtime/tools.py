@@ -212,6 +212,3 @@ def tool_coercer(tools: "Iterable[Any] | None") -> "Callable[[Any], Any] | None"
 
 
 ###}
-
-# Which sections a section calls into (none here).
-SECTION_DEPENDS: dict[str, tuple[str, ...]] = {"tool_coercion": ()}

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from rtcompiler.automata import compile_regex, compile_tag_pattern
 from rtcompiler.dialect import PatternError
 from rtcompiler.dialect.charsets import CharSet
-from rtcompiler.runtime.engine import _char_class
+from rtcompiler.runtime.engine import char_class_source
 
 from .strategies import (
     CHAR_TOKENS,
@@ -338,8 +338,8 @@ def test_qwen3_coder_tag_steps_over_characters_that_cannot_close_it() -> None:
     # Without the rewrite the value's lazy loop tries `\n?</parameter>` at every
     # character: three times slower on a 2 K-character argument.
     source = _source(QWEN3_CODER_TAG)
-    stops = _char_class(CharSet.of("\n<").ranges)
-    run = _char_class(CharSet.of("\n<").complement().ranges)
+    stops = char_class_source(CharSet.of("\n<").ranges)
+    run = char_class_source(CharSet.of("\n<").complement().ranges)
     assert f"(?P<value>(?:(?=({run}*))\\3(?:{stops}(?=({run}*))\\4)*?))" in source
 
 

@@ -14,11 +14,11 @@ import pytest
 
 from bench import batch, outputs
 from bench.engines import Ours, ParityError
-from bench.run import MODES, Bench, Config, main, table
+from bench.run import MODES, SHAPE_MODES, Bench, Config, main, table
 from bench.timing import growth_exponent
 
-TINY = Config(sizes=(1024,), reps=1, adversarial_sizes=(48, 96), memory_size=1024,
-              budget=1.0)
+TINY = Config(sizes=(1024,), reps=1, adversarial_sizes=(48, 96), shape_sizes=(64,),
+              memory_size=1024, budget=1.0)
 
 
 def _quiet(line: str) -> None:
@@ -47,7 +47,20 @@ def test_tiny_run_measures_and_checks_every_case():
 
     assert {r["style"] for r in report["memory"]} == set(outputs.STYLES)
     assert all(r["ours_peak"] and r["reference_peak"] for r in report["memory"])
-    assert len(report["targets"]) == 7
+    assert len(report["targets"]) == 10
+
+    shapes = {(r["case"], r["mode"], r["size"]) for r in report["shapes"]}
+    assert shapes == {(s.name, m, 64) for s in outputs.SHAPES for m in SHAPE_MODES}
+    assert all(r["parity"] == "checked" for r in report["shapes"])
+    gemma = [r for r in report["realistic"] if r["style"] == "gemma4"]
+    assert all(r["floor_conv_s"] > 0 for r in gemma)
+    assert all(r["floor_conv_s"] is None for r in report["realistic"] if r["style"] != "gemma4")
+    assert report["by_hand"][0]["floor_conv_s"]
+    worst = {w["cells"]: w for w in report["worst"]}
+    assert set(worst) == {"every cell"}  # nothing from 8K up in a 1K run
+    assert worst["every cell"]["count"] == len(report["realistic"]) + len(report["shapes"])
+    assert worst["every cell"]["worst"] == max(
+        r["ours_s"] / r["reference_s"] for r in report["realistic"] + report["shapes"])
 
     # The exponential case: 2^48 backtracking steps, so the reference is cut at the budget,
     # the larger size is skipped, and the table says so.
@@ -58,8 +71,8 @@ def test_tiny_run_measures_and_checks_every_case():
 
     text = table(report)
     assert "over budget" in text
-    for heading in ("Realistic outputs", "Adversarial inputs", "Growth exponent",
-                    "Peak memory", "Gemma 4 by hand", "Targets"):
+    for heading in ("Realistic outputs", "Shapes", "Worst cell", "Adversarial inputs",
+                    "Growth exponent", "Peak memory", "Gemma 4 by hand", "Targets"):
         assert heading in text
     for style in outputs.STYLES:
         assert f"{style} mixed" in text and f"{style} plain" in text
@@ -211,3 +224,33 @@ def test_a_loop_whose_last_run_fails_gives_the_failure():
 
     (status, value), _ = _repeated(run, 3)
     assert status == "error" and isinstance(value, ValueError)
+
+
+def test_sweep_and_quick_configurations():
+    from bench.run import QUICK_MODES, arguments
+
+    sweep, _ = arguments(["--sweep"])
+    assert sweep.sizes == (1024, 8 * 1024, 64 * 1024)
+    assert sweep.modes == MODES == ("parse", "feed1", "feed4", "feed16", "feed64", "feed256")
+    assert set(sweep.sections) == {"realistic", "shapes", "by_hand"}
+    assert set(sweep.styles) == set(outputs.STYLES) and set(sweep.kinds) == set(outputs.KINDS)
+    quick, _ = arguments(["--quick"])
+    assert quick.modes == QUICK_MODES and max(quick.sizes) == 8 * 1024
+    assert max(quick.shape_sizes) == 8 * 1024
+    with pytest.raises(SystemExit):
+        arguments(["--quick", "--sweep"])
+
+
+def test_the_clock_is_cpu_time_unless_asked(tmp_path):
+    from bench import timing
+
+    out = tmp_path / "bench.json"
+    try:
+        for flag, name in (([], "cpu"), (["--clock", "wall"], "wall")):
+            assert main(["--styles", "qwen3", "--kinds", "plain", "--sizes", "1K", "--modes",
+                         "parse", "--sections", "realistic", "--reps", "1", "--json",
+                         str(out), *flag]) == 0
+            assert json.loads(out.read_text())["machine"]["clock"] == name
+            assert timing.clock is timing.CLOCKS[name]
+    finally:
+        timing.use_clock("cpu")

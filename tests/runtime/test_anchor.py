@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rtcompiler.automata import compile_regex
-from rtcompiler.runtime.stream import anchor_literals, truncate_at_last_anchor
+from rtcompiler.runtime.regions import anchor_literals, truncate_at_last_anchor
 
 ALPHABET = "ab<|"
 WORDS = st.text(ALPHABET, min_size=1, max_size=4)

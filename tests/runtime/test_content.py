@@ -20,14 +20,10 @@ from hypothesis import strategies as st
 from transformers.utils.chat_parsing.content_parsers import parse_content
 
 from rtcompiler.automata import compile_regex
+from rtcompiler.codegen import content as content_plans
+from rtcompiler.codegen import manifest
+from rtcompiler.codegen.content import ContentPlan, build_parser, content_plan
 from rtcompiler.runtime import content
-from rtcompiler.runtime.content import (
-    SECTION_DEPENDS,
-    ContentPlan,
-    build_parser,
-    content_plan,
-    section_closure,
-)
 
 from .helpers import DIFFERENTIAL, Raised, assert_same, outcome
 
@@ -498,11 +494,11 @@ def test_plan_sections_are_closed_and_ordered() -> None:
     assert plan.sections == ("text", "json", "xml_inline", "kv_lines")
     assert plan.value_parser is not None and plan.value_parser.value_parser is not None
     assert plan.value_parser.value_parser.function == "parse_json"
-    for name in SECTION_DEPENDS:
-        closure = section_closure([name])
-        assert closure[-1] == name or name in closure
-        for dep in SECTION_DEPENDS[name]:
-            assert closure.index(dep) < closure.index(name)
+    for section in manifest.SECTIONS:
+        closure = manifest.closure([section.name])
+        assert closure[-1] == section.name
+        for dep in section.depends:
+            assert closure.index(dep) < closure.index(section.name)
 
 
 def test_plan_args_are_plain_data() -> None:
@@ -549,7 +545,7 @@ def test_json_ascii_key_class_agrees_with_the_full_class() -> None:
     """ASCII text has its bare keys found with the key class cut to ASCII (sre reads a
     short class faster); every ASCII character, in and around a key, gets the same
     verdict as the full class."""
-    pattern = content.unquoted_key_pattern()
+    pattern = content_plans.unquoted_key_pattern()
     full = re.compile(pattern, re.DOTALL)
     for code in range(128):
         c = chr(code)

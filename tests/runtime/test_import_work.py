@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rtcompiler.codegen import generate_module
-from rtcompiler.runtime import stream
+from rtcompiler.runtime import regions
 from rtcompiler.template import load_template
 
 
-def _lines_run(function, *args, code: str = stream.__file__) -> int:
+def _lines_run(function, *args, code: str = regions.__file__) -> int:
     """Python lines executed by ``function(*args)`` in the file ``code``."""
     count = [0]
 
@@ -55,16 +55,16 @@ def _pairwise_apart(literals) -> bool:
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.text(alphabet="<|ab>", min_size=1, max_size=5), min_size=1, max_size=6))
 def test_apart_is_the_pairwise_definition(literals):
-    assert stream._apart(literals) == _pairwise_apart(literals)
+    assert regions._apart(literals) == _pairwise_apart(literals)
 
 
 def test_apart_reads_each_literal_a_bounded_number_of_times():
     def tags(n: int) -> list[str]:
         return [f"<f{i}>" for i in range(n)] + [f"</f{i}>" for i in range(n)]
 
-    work = [_lines_run(stream._apart, tags(n)) for n in (250, 1000)]
+    work = [_lines_run(regions._apart, tags(n)) for n in (250, 1000)]
     total = sum(len(s) for s in tags(1000))
-    assert stream._apart(tags(1000))
+    assert regions._apart(tags(1000))
     # Linear: four times the literals, about four times the work (pairs: sixteen).
     assert work[1] <= 5 * work[0], work
     assert work[1] <= 20 * total, (work, total)  # a few lines per character

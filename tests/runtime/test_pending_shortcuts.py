@@ -87,6 +87,7 @@ def _module(spec: dict, shortcuts: bool) -> types.ModuleType:
     if not shortcuts:
         module._SHORT_HELD = -1  # answer: every non-literal watcher on its scanner
         module._FORM_HELD = -1  # and scan: no watcher skipped by its danger search
+        module._FORM_READ = -1  # answer: no stdlib form tried on longer unsent text
         module._QUICK_PIECE = -1  # feed and process: no quick danger search of a piece
         module._PEND_STOPS_SCAN = False  # scan: every watcher asked after one pends at pos
         module._TRANSITION_HELD = -1  # process and feed: no transition remembered

@@ -1,11 +1,12 @@
 """The runtime sections work on their own: standard library only, under ``python -I -S``.
 
 A generated module contains only the ``###{standalone`` sections it needs (a section
-plus what ``SECTION_DEPENDS`` says it calls into), in an order the generator chooses.
-So, for content.py, transform.py and tools.py:
+plus what the manifest, ``rtcompiler/codegen/manifest.py``, says it calls into), in
+manifest order. So, for content.py, transform.py and tools.py:
 
 * every import inside a section is a standard-library module;
-* ``SECTION_DEPENDS`` names exactly the file's sections;
+* the manifest names exactly the file's sections, in file order, and every section
+  comes after the ones it depends on; every runtime file's sections are in it;
 * each section with its dependency closure, alone, runs a smoke call in a fresh
   ``python -I -S`` interpreter (no site-packages: no regex, no rtcompiler) and gives
   the same result as the in-process modules;
@@ -15,6 +16,7 @@ So, for content.py, transform.py and tools.py:
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import re
 import subprocess
@@ -25,6 +27,9 @@ from typing import Any
 
 import pytest
 
+from rtcompiler.codegen import content as content_plans
+from rtcompiler.codegen import manifest
+from rtcompiler.codegen import transform as transform_plans
 from rtcompiler.runtime import content, tools, transform
 
 MODULES: dict[str, ModuleType] = {"content": content, "transform": transform, "tools": tools}
@@ -59,16 +64,10 @@ def sections(module: ModuleType) -> dict[str, str]:
 
 
 def closure(module: ModuleType, name: str) -> list[str]:
-    depends = module.SECTION_DEPENDS
-    order = list(depends)
-    wanted: set[str] = set()
-    todo = [name]
-    while todo:
-        current = todo.pop()
-        if current not in wanted:
-            wanted.add(current)
-            todo.extend(depends[current])
-    return [s for s in order if s in wanted]
+    """``name`` and what it depends on, all in ``module`` here, in manifest order."""
+    found = list(manifest.closure([name]))
+    assert {manifest.BY_NAME[s].module for s in found} == {module.__name__.rsplit(".", 1)[1]}
+    return found
 
 
 @pytest.mark.parametrize("label", MODULES)
@@ -76,16 +75,28 @@ def test_section_names_and_dependencies(label: str) -> None:
     module = MODULES[label]
     found = sections(module)
     assert list(found) == EXPECTED_SECTIONS[label]
-    assert list(module.SECTION_DEPENDS) == EXPECTED_SECTIONS[label]
-    for deps in module.SECTION_DEPENDS.values():
-        assert set(deps) <= set(found)
+    assert [s.name for s in manifest.SECTIONS if s.module == label] == EXPECTED_SECTIONS[label]
+    for s in manifest.SECTIONS:
+        if s.module == label:
+            assert set(s.depends) <= set(found)
+
+
+def test_manifest_lists_every_section_after_its_dependencies() -> None:
+    seen: set[str] = set()
+    for s in manifest.SECTIONS:
+        assert s.name not in seen, f"{s.name} listed twice"
+        assert set(s.depends) <= seen, f"{s.name} comes before a section it depends on"
+        seen.add(s.name)
+    runtime = Path(content.__file__ or "").parent
+    for path in sorted(runtime.glob("*.py")):
+        module = importlib.import_module(f"rtcompiler.runtime.{path.stem}")
+        found = list(sections(module))
+        assert found == [s.name for s in manifest.SECTIONS if s.module == path.stem], path.name
 
 
 def test_generator_reads_the_same_sections() -> None:
-    from rtcompiler.codegen.sections import sections_of
-
     for module in MODULES.values():
-        assert {k: v.strip() for k, v in sections_of(module.__name__).items()} == {
+        assert {k: v.strip() for k, v in manifest.sections_of(module.__name__).items()} == {
             k: v.strip() for k, v in sections(module).items()
         }
 
@@ -108,13 +119,13 @@ def test_sections_import_only_the_standard_library(label: str) -> None:
 
 # --- running the sections alone -----------------------------------------------------------
 
-JSON_ARGS = content.content_plan(
+JSON_ARGS = content_plans.content_plan(
     "json", {"unquoted_keys": True, "string_delims": [["<<", ">>"]]}
 ).args
 JSON_BODY = '{ca\u0301fe\u0301:<<he said "hi">>,b:[1]}'
 XML_PATTERN = r"<(?P<key>\w+)>(?P<value>.*?)</\w+>"
 TYPED_PATTERN = r'<(?P<key>\w+)(?: t="(?P<t>\w)")?>(?P<value>.*?)</\w+>'
-TRANSFORM = transform.transform_plan(
+TRANSFORM = transform_plans.transform_plan(
     {"type": "function", "function": {"name": "{name}", "arguments": "{content.args}"}}
 )
 TOOLS = [
@@ -124,7 +135,7 @@ TOOLS = [
     }
 ]
 
-EACH = transform.transform_plan({"function": {"name": "{name}", "arguments": "{args}"}})
+EACH = transform_plans.transform_plan({"function": {"name": "{name}", "arguments": "{args}"}})
 
 # One smoke call per section; each sets `result` (JSON-able).
 SMOKE: dict[str, str] = {

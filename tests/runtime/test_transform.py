@@ -22,17 +22,19 @@ from transformers.utils.chat_parsing.content_parsers import (
     validate_transform_strings,
 )
 
+from rtcompiler.codegen.content import build_parser, content_plan
 from rtcompiler.codegen.literals import literal
-from rtcompiler.runtime.content import build_parser, content_plan
-from rtcompiler.runtime.transform import (
-    apply_transform,
+from rtcompiler.codegen.transform import (
     check_transform_strings,
     contains_placeholder,
     placeholder_path,
-    transform_content,
-    transform_each,
     transform_expression,
     transform_plan,
+)
+from rtcompiler.runtime.transform import (
+    apply_transform,
+    transform_content,
+    transform_each,
 )
 
 from .helpers import DIFFERENTIAL, Raised, assert_same, outcome

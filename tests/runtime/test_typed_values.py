@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from transformers.utils.chat_parsing.content_parsers import parse_content
 
 from rtcompiler.automata import compile_regex
-from rtcompiler.runtime.content import build_parser, content_plan, parse_xml_typed
+from rtcompiler.codegen.content import build_parser, content_plan
+from rtcompiler.runtime.content import parse_xml_typed
 
 TAG = r'<p name="(?P<key>[^"]*)" kind="(?P<kind>[a-z]*)">(?P<value>.*?)</p>'
 KINDS = ["raw", "json", "num", ""]

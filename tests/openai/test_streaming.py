@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rtcompiler import compile_template
+from rtcompiler import compile_template, grammars
 from rtcompiler.openai import DeltaStream, accumulate, arguments_json, openai_plan
 from rtcompiler.template import load_template
 
@@ -92,7 +92,7 @@ def test_string_argument_retyped_by_the_schema_is_held_until_complete():
 
 def test_parser_tools_unknown_to_the_stream_only_delay_arguments():
     compiled = compile_template("qwen3")
-    from rtcompiler.runtime.openai import DeltaStream as RuntimeStream
+    from rtcompiler.runtime.deltas import DeltaStream as RuntimeStream
 
     parser = compiled.response_parser(QWEN, tools=TOOLS)
     stream = RuntimeStream(parser, openai_plan(compiled.template))
@@ -119,12 +119,12 @@ def test_escapes_split_anywhere(cut):
 
 @pytest.mark.parametrize("value", ["1.50", "1e2", "-0", "-0.0", "1E400", "NaN", "-Infinity",
                                    "true", "null", "[]", "{}", "[[], {}, [1, {}]]", '""'])
-def test_scalars_and_empty_containers_are_written_as_json_dumps_writes_them(value):
+def test_scalars_and_empty_containers_are_written_as_arguments_json_writes_them(value):
     text = qwen_call('{"name": "f", "arguments": {"v": ' + value + ', "w":' + value + "}}")
     stream = stream_of("qwen3", QWEN)
     steps, last = feed_chars(stream, text)
     final = stream.message["tool_calls"][0]["function"]["arguments"]
-    assert arguments([d for s in steps for d in s] + last) == json.dumps(final)
+    assert arguments([d for s in steps for d in s] + last) == arguments_json(final)
     assert stream.divergences == []
 
 
@@ -259,12 +259,25 @@ def test_python_function_tools_are_accepted_by_the_package_stream():
 
 
 def test_a_field_filled_twice_is_reported_since_streamed_text_cannot_be_taken_back():
+    # qwen3's content as it was before it kept text on both sides of a call: one region,
+    # so the parser keeps the last, as transformers does.
+    template = json.loads(
+        (grammars.grammar("qwen3").folder / "response_template.json").read_text())
+    del template["fields"]["content"]["repeats"], template["fields"]["content"]["join"]
+    stream = DeltaStream(template, QWEN, call_id=lambda i: f"call_{i}")
+    text = 'Hi <tool_call>\n{"name": "f", "arguments": {}}\n</tool_call> bye<|im_end|>'
+    deltas = stream.initial_deltas + stream.feed(text) + stream.finish()
+    assert stream.message["content"] == "bye"
+    assert accumulate(deltas)["content"] == "Hibye"
+    assert stream.divergences == [{"field": "content", "sent": "Hibye", "final": "bye"}]
+
+
+def test_qwen3_keeps_text_on_both_sides_of_a_call_in_its_deltas_too():
     stream = stream_of("qwen3", QWEN)
     text = 'Hi <tool_call>\n{"name": "f", "arguments": {}}\n</tool_call> bye<|im_end|>'
     deltas = stream.initial_deltas + stream.feed(text) + stream.finish()
-    assert stream.message["content"] == "bye"  # the parser keeps the last region, as transformers
-    assert accumulate(deltas)["content"] == "Hibye"
-    assert stream.divergences == [{"field": "content", "sent": "Hibye", "final": "bye"}]
+    assert stream.message["content"] == accumulate(deltas)["content"] == "Hi\n\nbye"
+    assert stream.divergences == []
 
 
 def test_an_xml_parameter_given_twice_still_decodes_to_the_final_arguments():
@@ -276,3 +289,26 @@ def test_an_xml_parameter_given_twice_still_decodes_to_the_final_arguments():
     assert sent == '{"a": "1", "b": "2", "a": "3"}'
     assert json.loads(sent) == stream.message["tool_calls"][0]["function"]["arguments"]
     assert stream.divergences == []
+
+
+def _strict(text):
+    """json.loads as a strict JSON reader (JavaScript's JSON.parse) reads it."""
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, None])
+def test_nan_and_infinities_reach_a_client_as_strings_it_can_decode(chunk):
+    body = '{"name": "f", "arguments": {"n": NaN, "s": [Infinity, -Infinity], "xs": 1}}'
+    text = qwen_call(body)
+    stream = stream_of("qwen3", QWEN, tools=TOOLS)
+    pieces = [text] if chunk is None else [text[i:i + chunk] for i in range(0, len(text), chunk)]
+    deltas = [d for piece in pieces for d in stream.feed(piece)] + stream.finish()
+    assert _strict(arguments(deltas)) == {"n": "NaN", "s": ["Infinity", "-Infinity"], "xs": 1}
+
+
+def test_arguments_json_writes_no_bare_nan():
+    assert _strict(arguments_json({"a": float("nan"), "b": [float("inf")]})) == {
+        "a": "NaN", "b": ["Infinity"]}
+    assert arguments_json({"a": 1.5}) == '{"a": 1.5}'

@@ -13,49 +13,28 @@ their own; an ``xml-inline`` tag pattern becomes one more compiled regex.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..automata import compile_tag_pattern
 from ..automata.dfa import WorkBudget
 from ..dialect.errors import PatternError
-from ..runtime import content as content_runtime
-from ..runtime import transform as transform_runtime
 from ..template import Field, TemplateError
+from . import content as content_plans
+from . import transform as transform_plans
+from .builder import ModuleBuilder
 from .literals import MAX_NESTING, assignment, literal, nesting
-
-if TYPE_CHECKING:
-    from .generate import _Module
-
-ENGINE = "rtcompiler.runtime.engine"
-CONTENT = "rtcompiler.runtime.content"
-TRANSFORM = "rtcompiler.runtime.transform"
-TOOLS = "rtcompiler.runtime.tools"
 
 
 def streamable(f: Field) -> bool:
-    return f.content in content_runtime.STREAMABLE_PARSERS
+    return f.content in content_plans.STREAMABLE_PARSERS
 
 
-def may_hold_tool_calls(f: Field) -> bool:
-    # The reference types tool-call arguments in the value of any field when
-    # tools are given, so every template carries the (small) typing code.
-    return True
-
-
-def tool_sections() -> list[tuple[str, str]]:
-    return [(TOOLS, "tool_coercion")]
-
-
-def field_function(
-    name: str, index: int, f: Field, module: _Module
-) -> tuple[str, list[tuple[str, str]]]:
-    """Source of ``name(body, captures)`` for field ``f``, and the sections it uses."""
-    plan = content_runtime.content_plan(f.content, f.content_args)
-    sections = [(CONTENT, s) for s in plan.sections]
+def field_function(name: str, index: int, f: Field, module: ModuleBuilder) -> str:
+    """Source of ``name(body, captures)`` for field ``f``; the sections it uses go into
+    ``module``."""
+    plan = content_plans.content_plan(f.content, f.content_args)
     # The content parser's call, written out in the field's function (no function of
     # its own: one Python call less per region closed).
     _, content_call = _content_function(
-        f"_content_{index}", plan, module, sections, f"fields.{f.name}.content_args",
+        f"_content_{index}", plan, module, f"fields.{f.name}.content_args",
         define=False,
     )
     lines = [f"def {name}(body, captures):"]
@@ -63,8 +42,8 @@ def field_function(
         lines.append(f"    return {content_call}")
     else:
         node = f"_TRANSFORM_{index}"
-        module.data.append(assignment(node, transform_runtime.transform_plan(f.transform)))
-        sections += [(TRANSFORM, s) for s in transform_runtime.transform_sections(f.transform_each)]
+        module.data.append(assignment(node, transform_plans.transform_plan(f.transform)))
+        module.need("transform_each" if f.transform_each else "transform")
         if f.transform_each:
             lines.append(
                 f"    return transform_each({content_call}, captures, {node}, "
@@ -78,8 +57,8 @@ def field_function(
             # The transform written out as one expression (a dict literal, typically):
             # walking the node tree cost a few microseconds per tool call. The tree
             # stays for the errors, which only the interpreter words as the reference does.
-            expression = transform_runtime.transform_expression(
-                transform_runtime.transform_plan(f.transform), "content", "captures", literal
+            expression = transform_plans.transform_expression(
+                transform_plans.transform_plan(f.transform), "content", "captures", literal
             )
             lines += [
                 f"    content = {content_call}",
@@ -88,7 +67,7 @@ def field_function(
                 "    except (KeyError, TypeError):",
                 f"        return transform_content(content, captures, {node})",
             ]
-    return "\n".join(lines) + "\n", sections
+    return "\n".join(lines) + "\n"
 
 
 def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
@@ -105,19 +84,19 @@ def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
         if tag.regex is not None:
             budget.build(tag.regex.dfa)
     except PatternError as e:
-        raise TemplateError(where, e.detail or str(e)) from None
+        # The pattern itself may be long (a size refusal): name the column, not the text.
+        detail = f"{e.detail} at column {e.column}" if e.detail else str(e)
+        raise TemplateError(where, detail) from None
 
 
 def _content_function(
-    name: str, plan: content_runtime.ContentPlan, module: _Module, sections: list, where: str,
+    name: str, plan: content_plans.ContentPlan, module: ModuleBuilder, where: str,
     define: bool = True,
 ) -> tuple[str, str]:
     """The call that parses ``body`` for ``plan``, an expression of ``body``, with the
     data it needs emitted; with ``define``, also a function ``name(body)`` making it
     (what a nested value parser is passed as). Returns ``name`` and the call."""
-    for s in plan.sections:
-        if (CONTENT, s) not in sections:
-            sections.append((CONTENT, s))
+    module.need(*plan.sections)
     if plan.function == "parse_text":
         # parse_text itself, written out: a text value costs no call.
         call = "body.strip()" if plan.args["strip"] else "body"
@@ -129,25 +108,26 @@ def _content_function(
             nested = "None"
             if plan.value_parser is not None:
                 nested, _ = _content_function(
-                    f"{name}_value", plan.value_parser, module, sections,
-                    where + ".value_parser.args",
+                    f"{name}_value", plan.value_parser, module, where + ".value_parser.args",
                 )
             if plan.function != "parse_kv_lines":
                 finditer = "None"
                 if plan.tag_pattern is not None:
                     _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern", module.budget)
                     finditer = f"_TAGS[{module.tag(plan.tag_pattern)}].group_finditer"
-                    sections.append((ENGINE, "chain"))
+                    module.need("chain")
                 call += f", {finditer}"
             call += f", {nested}"
             if plan.function == "parse_xml_typed":
-                call += f", {_typed_parsers(name, plan, module, sections, where)}"
+                call += f", {_typed_parsers(name, plan, module, where)}"
         call += ")"
     if define:
         module.functions.append(f"def {name}(body):\n    return {call}\n")
     return name, call
+
+
 def _typed_parsers(
-    name: str, plan: content_runtime.ContentPlan, module: _Module, sections: list, where: str
+    name: str, plan: content_plans.ContentPlan, module: ModuleBuilder, where: str
 ) -> str:
     """The name of a module-level dict from each typing text to its value parser
     (``None``: the raw text), emitted after the parsers' own functions."""
@@ -156,7 +136,7 @@ def _typed_parsers(
         parser = "None"
         if typed is not None:
             parser, _ = _content_function(
-                f"{name}_typed_{k}", typed, module, sections,
+                f"{name}_typed_{k}", typed, module,
                 f"{where}.typed_values.parsers[{literal(text)}].args",
             )
         entries.append(f"    {literal(text)}: {parser},\n")

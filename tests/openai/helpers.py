@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from rtcompiler.automata import compile_regex
 from rtcompiler.codegen import load_parser
+from rtcompiler.codegen.deltas import openai_plan
 from rtcompiler.grammars import grammar as bundled
 from rtcompiler.openai import accumulate
 from rtcompiler.roundtrip import strategies
 from rtcompiler.roundtrip.check import cut_at_stop, normalisation, reserved_strings
 from rtcompiler.roundtrip.render import ChatRenderer
-from rtcompiler.runtime.openai import DeltaStream, arguments_json, openai_plan
+from rtcompiler.runtime.deltas import DeltaStream, arguments_json
 
 HISTORY = [{"role": "user", "content": "Hello"}]
 

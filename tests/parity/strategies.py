@@ -41,7 +41,7 @@ from rtcompiler.grammars import grammar, names
 
 # Delimiters with lazy loops over a class (``\s*?<tool_call>``) are drawn only when
 # RTC_PARITY_LAZY=1: the reference's hold-back then differs from ours in ways that go
-# beyond event chunking (see tests/compile/test_parity.py, "Findings").
+# beyond event chunking (see tests/parity/test_parity.py, "Findings").
 LAZY_LOOPS = os.environ.get("RTC_PARITY_LAZY") == "1"
 
 # --------------------------------------------------------------------------------------

@@ -32,10 +32,11 @@ from rtcompiler import compile_template
 from rtcompiler.automata import compile_regex
 from rtcompiler.cli.main import main as rtc_main
 from rtcompiler.codegen import generate_module
+from rtcompiler.codegen.deltas import openai_plan
 from rtcompiler.grammars import resolve_template
 from rtcompiler.openai import DeltaStream as PackageDeltaStream
 from rtcompiler.openai import accumulate
-from rtcompiler.runtime.openai import DeltaStream, openai_plan
+from rtcompiler.runtime.deltas import DeltaStream
 
 MB = 1 << 20
 WINDOW = 2_000  # characters fed per measured window

@@ -5,8 +5,9 @@ The module is assembled from four kinds of parts, in this order:
 1. a header naming the template (its SHA-256), the compiler version, and the
    region automaton in words;
 2. the runtime sections the template needs, copied verbatim from
-   ``rtcompiler/runtime/`` (the regex engine and the region machine always;
-   content parsers, transforms and tool typing only when used);
+   ``rtcompiler/runtime/`` in the order of :mod:`.manifest` (the regex engine,
+   the region machine and tool typing always; content parsers and transforms
+   only when used);
 3. the compiled data: every delimiter's automaton (``Regex.to_data()``), the
    per-field content arguments, transforms and defaults -- all emitted through
    :func:`rtcompiler.codegen.literals.literal`, so nothing a template contains
@@ -19,46 +20,14 @@ The same template always yields the same bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .. import __version__
 from ..automata import compile_regex, compile_tag_pattern
-from ..automata.dfa import WorkBudget
 from ..template import Field, Template
-from . import plans
+from .builder import ModuleBuilder
+from .deltas import openai_plan
+from .fields import field_function, streamable
 from .literals import MAX_NESTING, assignment, literal, nesting
-from .sections import section, sections_of
-
-ENGINE = "rtcompiler.runtime.engine"
-STREAM = "rtcompiler.runtime.stream"
-OPENAI = "rtcompiler.runtime.openai"
-
-
-@dataclass
-class _Module:
-    """The pieces of a module being assembled."""
-
-    runtime: dict[tuple[str, str], str] = field(default_factory=dict)  # (module, section) -> code
-    regexes: dict[str, int] = field(default_factory=dict)  # pattern source -> table slot
-    tags: list[str] = field(default_factory=list)  # xml-inline tag patterns, index = slot
-    data: list[str] = field(default_factory=list)
-    functions: list[str] = field(default_factory=list)
-    # The template's DFA work budget: its delimiters' tables (counted when it loaded)
-    # and then the tag patterns' (see plans._check_tag_pattern).
-    budget: WorkBudget = field(default_factory=WorkBudget)
-
-    def need(self, module: str, name: str) -> None:
-        key = (module, name)
-        if key not in self.runtime:
-            self.runtime[key] = section(module, name)
-
-    def regex(self, source: str) -> int:
-        return self.regexes.setdefault(source, len(self.regexes))
-
-    def tag(self, source: str) -> int:
-        if source not in self.tags:
-            self.tags.append(source)
-        return self.tags.index(source)
+from .manifest import Section
 
 
 def generate_module(template: Template, *, openai: bool = False) -> str:
@@ -67,26 +36,23 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
     ``openai`` adds the OpenAI delta adapter (``openai_stream``); without it the
     output is what it always was, byte for byte.
     """
-    module = _Module()
+    module = ModuleBuilder()
     for delimiter in _delimiters(template):
         module.budget.build(compile_regex(delimiter.regex_source).dfa)
-    module.need(ENGINE, "engine")
     anchor = module.regex(template.start_anchor.regex_source)
     regions = [_region_source(module, index, f) for index, f in enumerate(template.fields)]
-    uses_tools = any(plans.may_hold_tool_calls(f) for f in template.fields)
-    for module_name, name in plans.tool_sections():
-        module.need(module_name, name)
-    module.need(STREAM, "stream")
-    del uses_tools  # tool typing applies to any field, as in the reference
+    # The reference types tool-call arguments in the value of any field when tools are
+    # given, so every module carries the (small) typing code.
+    module.need("stream", "tool_coercion")
     extra = []
     if openai:
-        module.need(OPENAI, "openai")
+        module.need("deltas")
         extra.append(_openai_api(template, module))
     return "\n".join(
         [
             _header(template),
             "from __future__ import annotations\n",
-            *(_runtime_block(mod, name, code) for (mod, name), code in _ordered(module.runtime)),
+            *(_runtime_block(section, code) for section, code in module.runtime()),
             _regex_tables(module),
             *module.data,
             *module.functions,
@@ -103,22 +69,9 @@ def _delimiters(template: Template) -> list:
     return found + [template.start_anchor]
 
 
-def _ordered(runtime: dict[tuple[str, str], str]) -> list[tuple[tuple[str, str], str]]:
-    """Runtime sections in a fixed order: engine, the rest by module, stream, openai."""
-
-    def rank(key: tuple[str, str]) -> tuple[int, str, int, str]:
-        mod, name = key
-        order = {ENGINE: 0, STREAM: 2, OPENAI: 3}
-        # The engine's sections in file order: the engine before the tag chains it serves.
-        within = list(sections_of(mod)).index(name) if mod == ENGINE else 0
-        return (order.get(mod, 1), mod, within, name)
-
-    return sorted(runtime.items(), key=lambda item: rank(item[0]))
-
-
-def _runtime_block(module_name: str, name: str, code: str) -> str:
+def _runtime_block(section: Section, code: str) -> str:
     bar = "# " + "-" * 78
-    return f"{bar}\n# runtime: {module_name} [{name}]\n{bar}\n{code}"
+    return f"{bar}\n# runtime: {section.module_path} [{section.name}]\n{bar}\n{code}"
 
 
 def _header(template: Template) -> str:
@@ -169,7 +122,7 @@ def _describe(delimiter) -> str:
     return f"pattern {delimiter.pattern!r}"
 
 
-def _regex_tables(module: _Module) -> str:
+def _regex_tables(module: ModuleBuilder) -> str:
     body = ",\n".join(
         f"    # {i}: {source!r}\n    {literal(compile_regex(source).to_data(), 4)}"
         for i, source in enumerate(module.regexes)
@@ -192,24 +145,29 @@ def _regex_tables(module: _Module) -> str:
     return out
 
 
-def _region_source(module: _Module, index: int, f: Field) -> str:
+def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
     process_name = f"_process_{index}"
-    code, sections = plans.field_function(process_name, index, f, module)
-    for module_name, name in sections:
-        module.need(module_name, name)
-    module.functions.append(code)
+    module.functions.append(field_function(process_name, index, f, module))
 
     def delimiter(d) -> str:
         if d is None:
             return "None"
         slot = module.regex(d.regex_source)
-        literals = f", {literal(list(d.literals))}" if d.is_literal else ""
-        return f"Delimiter(_REGEXES[{slot}], {d.is_literal!r}, {d.can_extend!r}{literals})"
+        literals = f", literals={literal(list(d.literals))}" if d.is_literal else ""
+        return (
+            f"Watched(regex=_REGEXES[{slot}], is_literal={d.is_literal!r}, "
+            f"can_extend={d.can_extend!r}{literals})"
+        )
 
     return (
-        f"Region({literal(f.name)}, {delimiter(f.open)}, {delimiter(f.close)}, "
-        f"{plans.streamable(f)!r}, {bool(f.repeats)!r}, {literal(f.join)}, "
-        f"{bool(f.optional)!r}, {process_name})"
+        "Region(\n"
+        f"            name={literal(f.name)},\n"
+        f"            open={delimiter(f.open)},\n"
+        f"            close={delimiter(f.close)},\n"
+        f"            streamable={streamable(f)!r}, repeats={bool(f.repeats)!r}, "
+        f"join={literal(f.join)}, optional={bool(f.optional)!r},\n"
+        f"            process={process_name},\n"
+        "        )"
     )
 
 
@@ -220,10 +178,10 @@ def _table(template: Template, regions: list[str], anchor: int) -> str:
         defaults, before = "_DEFAULTS", assignment("_DEFAULTS", template.defaults)
     return (
         f"{before}TABLE = RegionTable(\n"
-        f"    [\n{rows}    ],\n"
-        f"    {literal(template.implicit)},\n"
-        f"    {defaults},\n"
-        f"    _REGEXES[{anchor}],\n"
+        f"    regions=[\n{rows}    ],\n"
+        f"    implicit={literal(template.implicit)},\n"
+        f"    defaults={defaults},\n"
+        f"    start_anchor=_REGEXES[{anchor}],\n"
         ")\n"
     )
 
@@ -237,16 +195,16 @@ def parse_response(text, *, prefix=None, tools=None):
 
 
 class ResponseParser:
-    """Streaming parse of one generation: ``feed`` chunks, then ``finalize``."""
+    """Streaming parse of one generation: ``feed`` chunks, then ``finalize``.
+
+    ``feed(text)`` adds generated text (None adds nothing) and returns the events it
+    caused: it is the stream's own method, bound per instance (one call less per token).
+    """
 
     def __init__(self, prefix=None, *, tools=None):
         self._stream = ResponseStream(TABLE, prefix, coerce=tool_coercer(tools))
         self.initial_events = self._stream.initial_events
-        self.feed = self._stream.feed  # one call less per token
-
-    def feed(self, text):
-        """Add generated text (None adds nothing); returns the events it caused."""
-        return self._stream.feed(text)
+        self.feed = self._stream.feed
 
     def finalize(self):
         """End of generation: returns ``(message, final_events)``."""
@@ -257,9 +215,8 @@ __all__ = ["ResponseParser", "parse_response"]
 '''
 
 
-def _openai_api(template: Template, module: _Module) -> str:
+def _openai_api(template: Template, module: ModuleBuilder) -> str:
     """``openai_stream``: the delta adapter bound to this template's stream plan."""
-    from ..runtime.openai import openai_plan
 
     plan = openai_plan(template)
     stream = (plan.get("tool_calls") or {}).get("stream") or {}

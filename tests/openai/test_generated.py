@@ -71,7 +71,7 @@ def test_default_output_is_unchanged_and_has_no_adapter():
     assert default == (GENERATED / "qwen3.py").read_text(encoding="utf-8")
     assert "openai_stream" not in default and "DeltaStream" not in default
     with_adapter = generate_module(template, openai=True)
-    assert "runtime: rtcompiler.runtime.openai [openai]" in with_adapter
+    assert "runtime: rtcompiler.runtime.deltas [deltas]" in with_adapter
     assert with_adapter.endswith('__all__ += ["DeltaStream", "arguments_json", "openai_stream"]\n')
     assert generate_module(template, openai=True) == with_adapter  # deterministic
 

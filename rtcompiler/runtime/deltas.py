@@ -1,7 +1,8 @@
 """OpenAI-style streaming: parser events become ``chat.completion.chunk`` deltas.
 
-Standard library only. ``rtc compile --openai`` inlines the ``openai`` section
-(after the region machine); :mod:`rtcompiler.openai` is the in-package door.
+Standard library only. ``rtc compile --openai`` inlines the ``deltas`` section
+(after the region machine, with the JSON tokenizer of ``json_tokens.py``);
+:mod:`rtcompiler.openai` is the in-package door.
 
 A :class:`DeltaStream` wraps a streaming parser and turns what each ``feed``
 causes into ``choices[0].delta`` dicts: ``{"content": ...}``,
@@ -24,7 +25,7 @@ what remains.
 
 from __future__ import annotations
 
-###{standalone openai
+###{standalone deltas
 import json as _json
 import re as _re
 import uuid as _uuid
@@ -32,11 +33,6 @@ import uuid as _uuid
 # A schema naming one of these types may retype a string argument (or the strings
 # of a list): such a value streams only once it is complete and retyped.
 _RETYPING = frozenset(("integer", "number", "boolean", "null", "object", "array"))
-_JSON_SPACE = " \t\n\r"
-# A JSON string's text up to its closing quote or a backslash that ends the piece:
-# escapes whole, the rest in runs (json.loads judges both when the text is decoded).
-_STRING_TEXT = _re.compile(r'(?:[^"\\]+|\\.)+', _re.DOTALL)
-_SCALAR_RUN = _re.compile(r'[^ \t\n\r{}\[\]:,"]+')
 _RUN = 64  # pieces of a _Text joined into one string
 
 
@@ -44,11 +40,11 @@ def arguments_json(arguments, ensure_ascii=False):
     """The OpenAI ``function.arguments`` string for parsed arguments.
 
     A string is what the model wrote as its arguments and is passed on as is;
-    anything else is ``json.dumps`` of it.
+    anything else is JSON of it, NaN and the infinities as strings (see finite_json).
     """
     if isinstance(arguments, str):
         return arguments
-    return _json.dumps(arguments, ensure_ascii=ensure_ascii)
+    return finite_json(arguments, ensure_ascii)
 
 
 def _quoted(text, ensure_ascii):
@@ -101,10 +97,6 @@ class _Text:
         return bool(self.runs or self.tail)
 
 
-class _Stuck(Exception):
-    """The body left what incremental streaming understands: the close decides."""
-
-
 class _Call:
     """One tool call of the stream: its place, and what has been sent of it."""
 
@@ -119,194 +111,6 @@ class _Call:
         self.args_kind = None  # kind of the arguments value, once it began
         self.hold = None  # canonical text of a value held back for retyping (a _Text)
         self.hold_depth = 0
-
-
-class _JsonTokens:
-    """An incremental JSON tokenizer that reports values as they begin, grow and end.
-
-    It accepts exactly what ``json.loads`` accepts (scalars are checked by
-    ``json.loads`` itself) and raises :class:`_Stuck` at the first thing it
-    would refuse. ``path`` is where the current value sits: keys and indices.
-    The handler gets ``begin(kind)``, ``key(key, first)``, ``piece(text)`` (the
-    decoded text of a string value) and ``end(kind, canonical_scalar)``.
-    """
-
-    def __init__(self, handler):
-        self.handler = handler
-        self.stack = []  # frames: [kind, expecting, members so far]
-        self.path = []
-        # The string being read: its text not decoded yet, in pieces (None outside a
-        # string), and whether a backslash ended the last piece.
-        self.raw = None
-        self.escaped = False
-        self.is_key = False
-        self.key_text = []
-        self.scalar = None  # the pieces of the number or literal being read
-        self.done = False
-
-    def feed(self, text):
-        i, n = 0, len(text)
-        while i < n:
-            if self.raw is not None:
-                i = self._string(text, i)
-            elif self.scalar is not None:
-                m = _SCALAR_RUN.match(text, i)
-                if m is None:
-                    self._scalar_end()
-                else:
-                    self.scalar.append(m.group())
-                    i = m.end()
-            else:
-                ch = text[i]
-                i += 1
-                if ch not in _JSON_SPACE:
-                    self._structure(ch)
-
-    def _begin(self, kind):
-        top = self.stack[-1] if self.stack else None
-        if top is None:
-            if self.done:
-                raise _Stuck("text after the JSON value")
-        elif top[1] != "value":
-            raise _Stuck("a value where a separator belongs")
-        self.handler.begin(kind)
-
-    def _ended(self):
-        if not self.stack:
-            self.done = True
-            return
-        top = self.stack[-1]
-        top[1] = "comma"
-        top[2] += 1
-
-    def _structure(self, ch):
-        top = self.stack[-1] if self.stack else None
-        if ch == '"':
-            self.is_key = top is not None and top[0] == "object" and top[1] == "key"
-            if not self.is_key:
-                self._begin("string")
-            self.raw = []
-            self.key_text = []
-        elif ch in "{[":
-            kind = "object" if ch == "{" else "array"
-            self._begin(kind)
-            self.stack.append([kind, "key" if kind == "object" else "value", 0])
-            self.path.append(None if kind == "object" else 0)
-        elif ch in "}]":
-            kind = "object" if ch == "}" else "array"
-            if top is None or top[0] != kind:
-                raise _Stuck("an unbalanced bracket")
-            # A close follows a member, or empties a container: never a separator.
-            if not (top[1] == "comma" or (top[2] == 0 and top[1] in ("key", "value"))):
-                raise _Stuck("a bracket after a separator")
-            self.stack.pop()
-            self.path.pop()
-            self.handler.end(kind, None)
-            self._ended()
-        elif ch == ":":
-            if top is None or top[1] != "colon":
-                raise _Stuck("a stray colon")
-            top[1] = "value"
-        elif ch == ",":
-            if top is None or top[1] != "comma":
-                raise _Stuck("a stray comma")
-            if top[0] == "object":
-                top[1] = "key"
-            else:
-                top[1] = "value"
-                self.path[-1] = top[2]
-        else:
-            self._begin("scalar")
-            self.scalar = [ch]
-
-    def _string(self, text, i):
-        """Read string text from ``text[i]`` to the closing quote (then the string
-        ends) or to the end of the piece; returns where it stopped."""
-        n = len(text)
-        raw = self.raw
-        if self.escaped:
-            raw.append(text[i])  # the escape the last piece's backslash began
-            i += 1
-            self.escaped = False
-        m = _STRING_TEXT.match(text, i)
-        if m is not None:
-            raw.append(m.group())
-            i = m.end()
-        if i < n and text[i] == "\\":  # the piece's last character
-            raw.append("\\")
-            self.escaped = True
-            i = n
-        if i == n:
-            self._decode(final=False)
-            return n
-        self._decode(final=True)
-        self.raw = None
-        if self.is_key:
-            top = self.stack[-1]
-            top[1] = "colon"
-            self.path[-1] = "".join(self.key_text)
-            self.handler.key(self.path[-1], top[2] == 0)
-        else:
-            self.handler.end("string", None)
-            self._ended()
-        return i + 1  # after the closing quote
-
-    def _decode(self, final):
-        """Pass on the string text read so far, all of it when the string ended, else
-        what no later text can change; the rest (at most an escape) stays."""
-        raw = "".join(self.raw)
-        cut = len(raw) if final else _safe_cut(raw)
-        self.raw = [raw[cut:]] if cut < len(raw) else []
-        if not cut:
-            return
-        try:
-            # json.loads of the quoted text, less its per-call wrapping (the text
-            # holds no unescaped quote: the string ends at one).
-            piece = _json.decoder.scanstring(raw[:cut] + '"', 0, True)[0]
-        except ValueError:
-            raise _Stuck("not a JSON string") from None
-        if self.is_key:
-            self.key_text.append(piece)
-        elif piece:
-            self.handler.piece(piece)
-
-    def _scalar_end(self):
-        text, self.scalar = "".join(self.scalar), None
-        try:
-            value = _json.loads(text)
-        except ValueError:
-            raise _Stuck("not a JSON scalar") from None
-        self.handler.end("scalar", _json.dumps(value))
-        self._ended()
-
-
-def _safe_cut(raw):
-    """How much of a raw JSON string body decodes the same whatever follows it.
-
-    ``raw`` starts on an escape boundary. A cut never splits an escape, nor a
-    high surrogate escape from a low one that may follow.
-    """
-    i, n = 0, len(raw)
-    while True:
-        i = raw.find("\\", i)
-        if i < 0:
-            return n
-        if i + 1 >= n:
-            return i
-        if raw[i + 1] != "u":
-            i += 2
-            continue
-        if i + 6 > n:
-            return i
-        digits = raw[i + 2 : i + 6]
-        hex_digits = all(c in "0123456789abcdefABCDEF" for c in digits)
-        if hex_digits and 0xD800 <= int(digits, 16) < 0xDC00:
-            after = raw[i + 6 : i + 8]
-            if len(after) < 2 and "\\u".startswith(after):
-                return i
-            if after == "\\u" and i + 12 > n:
-                return i
-        i += 6
 
 
 class _NearJson:
@@ -663,7 +467,7 @@ class _ToolRegion:
                 value = coerce_argument(value, types)
             elif types and isinstance(value, list) and "array" not in types:
                 value = [coerce_argument(v, types) if isinstance(v, str) else v for v in value]
-        return _json.dumps(value, ensure_ascii=self.ensure_ascii)
+        return finite_json(value, self.ensure_ascii)
 
 
 class DeltaStream:
@@ -883,144 +687,9 @@ class DeltaStream:
                 self.divergences.append({"index": call.index, "sent": sent, "final": final})
 ###}
 
-# ----------------------------------------------------------------------------------
-# Compile time. Nothing below is copied into generated modules.
-# ----------------------------------------------------------------------------------
-
-# The section calls tool typing; a generated module has it from the tool_coercion
-# section, this module from here.
-from typing import Any  # noqa: E402
-
-from .content import content_plan  # noqa: E402
+# The section calls tool typing and the JSON tokenizer; a generated module has them
+# from the tool_coercion and json_tokens sections, this module from here.
+from .json_tokens import _JsonTokens, _safe_cut, _Stuck, finite_json  # noqa: E402, F401
 from .tools import coerce_argument, schema_types, tool_parameters  # noqa: E402, F401
-from .transform import transform_plan  # noqa: E402
 
-OPENAI_KEYS = ("content", "reasoning_content", "tool_calls")
-
-
-def openai_plan(template: Any) -> dict:
-    """The stream plan of a template: which fields feed which delta key, and how.
-
-    ``content`` / ``reasoning_content``: ``{"field", "kind", "strip", "join"}``
-    where kind ``"text"`` streams region chunks, ``"value"`` sends the parsed
-    value at close (when it is a string) and ``None`` sends nothing (a
-    repeating field without ``join`` parses to a list). ``tool_calls``:
-    ``{"field", "stream"}`` where ``stream`` is ``None`` (arguments at close) or
-    what :class:`DeltaStream` needs to stream them early.
-    """
-    fields = {f.name: f for f in template.fields}
-    plan: dict[str, Any] = {}
-    for key in OPENAI_KEYS:
-        f = fields.get(key)
-        if f is None:
-            plan[key] = None
-        elif key == "tool_calls":
-            plan[key] = {"field": f.name, "stream": _tool_stream(f)}
-        else:
-            if f.repeats and f.join is None:
-                kind = None
-            elif f.content == "text" and f.transform is None:
-                kind = "text"
-            else:
-                kind = "value"
-            strip = bool(content_plan(f.content, f.content_args).args.get("strip", True)) \
-                if kind == "text" else False
-            plan[key] = {"field": f.name, "kind": kind, "strip": strip, "join": f.join}
-    return plan
-
-
-def _tool_stream(f: Any) -> dict | None:
-    """How a tool-call field's arguments can stream before its close, or None."""
-    if not isinstance(f.transform, dict):
-        return None
-    node = transform_plan(f.transform)
-    members = dict(node[1])
-    function = members.get("function")
-    if function is None or function[0] != "dict":
-        return None
-    call_id = members.get("id")
-    inner = dict(function[1])
-    name, arguments = inner.get("name"), inner.get("arguments")
-    if name is None or arguments is None or name[0] != "ref" or arguments[0] != "ref":
-        return None
-    captures = set(f.capture_names)
-    each = bool(f.transform_each)
-
-    def where(ref: list) -> list | None:
-        _, _, root, keys = ref
-        if each:
-            # A transform_each scope is the captures overlaid by the element's keys:
-            # a root that is also a capture is only known once the element is.
-            return None if root in captures else ["path", [root, *keys]]
-        if root == "content":
-            return ["path", keys]
-        return ["capture", root] if not keys else None
-
-    name_at, args_at = where(name), where(arguments)
-    if name_at is None or args_at is None or args_at[0] != "path":
-        return None
-    id_at = where(call_id) if call_id is not None and call_id[0] == "ref" else None
-    if call_id is not None and (id_at is None or id_at[0] != "capture"):
-        return None  # the call's id would only be known at its close
-    plan = content_plan(f.content, f.content_args)
-    if plan.function == "parse_json":
-        args = plan.args
-        delims = args["string_delims"]
-        if args["allow_non_json"] or not _simple_delims(delims):
-            return None
-        spec = {"parser": "json", "each": each, "name": name_at, "arguments": args_at[1]}
-        if id_at is not None:
-            spec["id"] = id_at[1]
-        if delims:
-            spec["string_delims"] = [list(d) for d in delims]
-        key_pattern = args["unquoted_key_pattern"]
-        if key_pattern is not None:
-            head, tail = "(?<=[{,])([", "]+):"
-            if not (key_pattern.startswith(head) and key_pattern.endswith(tail)):
-                return None
-            spec["key_chars"] = key_pattern[len(head) - 1 : -len(tail) + 1]
-        return spec
-    if plan.function == "parse_xml_inline" and not each:
-        if (
-            plan.tag_pattern is None
-            or plan.value_parser is not None
-            or plan.args["merge_duplicates"]
-            or name_at[0] != "capture"
-            or args_at[1]
-            or not _automaton_pattern(plan.tag_pattern)
-        ):
-            return None
-        spec = {"parser": "xml", "each": False, "name": name_at, "arguments": [],
-                "tag_pattern": plan.tag_pattern}
-        if id_at is not None:
-            spec["id"] = id_at[1]
-        return spec
-    return None
-
-
-def _automaton_pattern(pattern: str) -> bool:
-    """Whether a tag pattern compiles to automata, which streaming steps through; a
-    backreference tag pattern only runs whole, as a chain (automata/chain.py)."""
-    from rtcompiler.automata import compile_regex
-    from rtcompiler.dialect import PatternError
-
-    try:
-        compile_regex(pattern)
-    except PatternError:
-        return False
-    return True
-
-
-def _simple_delims(delims: Any) -> bool:
-    """At most one pair of non-empty string delimiters: what streaming rewrites."""
-    if not isinstance(delims, list) or len(delims) > 1:
-        return False
-    return all(
-        isinstance(d, (list, tuple)) and len(d) == 2 and all(isinstance(x, str) and x for x in d)
-        for d in delims
-    )
-
-
-SECTION_DEPENDS: dict[str, tuple[str, ...]] = {"openai": ()}
-
-__all__ = ["DeltaStream", "arguments_json", "openai_plan"]
+__all__ = ["DeltaStream", "arguments_json"]

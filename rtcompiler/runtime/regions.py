@@ -1,0 +1,367 @@
+"""The region table: what the machine watches in each mode, and where a parse may jump.
+
+Standard library only (the ``regions`` section). A template compiles to a
+:class:`RegionTable`: its :class:`Region` rows (a field's open and close
+:class:`Watched` delimiter, flags, and its ``process(body, captures)`` function), per mode
+the watch list (the delimiters watched, by priority) and the quick searches a feed
+tries first, and, for a whole-text parse, the landmarks and walks (see stream.py's
+glossary). :func:`truncate_at_last_anchor` cuts the prompt prefix.
+"""
+
+from __future__ import annotations
+
+from .engine import _beginnings
+
+# isort: split
+
+###{standalone regions
+import bisect as _bisect
+import itertools as _itertools
+import re as _re
+
+
+class Watched:
+    """One open or close delimiter, as the region machine watches it."""
+
+    __slots__ = ("regex", "is_literal", "can_extend", "fixed", "longest", "danger")
+
+    def __init__(self, regex, is_literal, can_extend, literals=None) -> None:
+        self.regex = regex  # a CompiledRegex
+        # A literal delimiter fully present before the end of the buffer cannot
+        # grow, unless another literal of its list extends it.
+        self.is_literal = is_literal
+        self.can_extend = can_extend
+        pre = regex.prefilter
+        # The search that finds, from a position, everything that could leave
+        # this delimiter matched or pending there (see Prefilter.quiet), or None.
+        self.danger = None if pre is None or pre.danger is None else pre.quiet_search
+        # Literals none of which begins another: at most one matches at a start,
+        # so what a search answers is known from str.find and the literals'
+        # beginnings, without a scanner (see ResponseStream.fixed_search).
+        self.fixed = None
+        if (
+            is_literal and not can_extend and literals and pre is not None and pre.simple
+            and not pre.lead and pre.lead_class is None and set(pre.literals) == set(literals)
+        ):
+            self.fixed = tuple(literals)
+            self.longest = max(len(s) for s in literals)
+
+
+class Region:
+    """One field of the template."""
+
+    __slots__ = ("name", "open", "close", "streamable", "repeats", "join", "optional", "process")
+
+    def __init__(self, name, open, close, streamable, repeats, join, optional, process) -> None:
+        self.name = name
+        self.open = open
+        self.close = close
+        self.streamable = streamable  # chunks are part of the final value (dirty=False)
+        self.repeats = repeats
+        self.join = join
+        self.optional = optional
+        self.process = process  # (body, captures) -> value
+
+
+class RegionTable:
+    """The compiled template: regions in declaration order, and what to watch when."""
+
+    __slots__ = (
+        "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
+        "anchor_literals", "required", "watches", "landmarks", "walks", "modes", "prompt_states",
+        "context_free",
+        "transitions", "states",
+    )
+
+    def __init__(self, regions, implicit, defaults, start_anchor) -> None:
+        self.regions = regions
+        self.by_name = {r.name: r for r in regions}
+        self.required = tuple(r.name for r in regions if not r.optional)
+        self.implicit = implicit
+        self.defaults = defaults
+        # Defaults holding no container (the usual {"role": "assistant"}) are copied
+        # with dict(), at a fraction of deepcopy's cost.
+        self.flat_defaults = all(
+            v is None or type(v) in (str, int, float, bool) for v in defaults.values()
+        )
+        self.start_anchor = start_anchor  # a CompiledRegex
+        # The anchor's literals, when it matches them only and they never overlap:
+        # its last match is then the last occurrence of one, found by rfind from the
+        # end of the prompt instead of a search through all of it.
+        self.anchor_literals = anchor_literals(start_anchor)
+        # Outside explicit regions: every open, in field order, then the
+        # implicit field's close. Inside region r: only r's close. An entry is
+        # (kind, region, delimiter, key of the stream's per-watcher state).
+        watch = [("open", r, r.open, ("open", r.name)) for r in regions if r.open is not None]
+        if implicit is not None and self.by_name[implicit].close is not None:
+            region = self.by_name[implicit]
+            watch.append(("close", region, region.close, ("close", implicit)))
+        self.watches = {None: watch, implicit: watch}
+        for r in regions:
+            if r.open is not None and r.name != implicit:
+                self.watches[r.name] = (
+                    [("close", r, r.close, ("close", r.name))] if r.close is not None else []
+                )
+        # Per mode, a stdlib pattern that finds, in a piece of text searched from
+        # its start, everything that could leave a watched delimiter matched or
+        # pending (see Prefilter.danger). A piece it does not match is all
+        # region text. None when some watched delimiter has no such pattern.
+        self.quiet: dict = {}
+        modes = [implicit] + [r.name for r in regions if r.open is not None]
+        for mode in modes:
+            pres = [
+                delimiter.regex.prefilter for _, _, delimiter, _ in self.watch(mode)
+            ]
+            if any(pre is None or pre.danger is None for pre in pres):
+                self.quiet[mode] = None
+                continue
+            # The watchers' danger patterns together (Prefilter.danger), with the
+            # beginnings of all their literals in one tree: the delimiters of a mode
+            # often share a beginning (gpt-oss's "<|channel|>"), which a tree per
+            # watcher would make sre walk once per watcher.
+            literals = sorted({s for p in pres for s in p.literals})
+            leads = list(dict.fromkeys(p.lead_source for p in pres if p.lead_source))
+            beginnings = _beginnings(literals)
+            danger = _re.compile(
+                "|".join(
+                    [_re.escape(s) for s in literals]
+                    + ([f"(?:{beginnings})\\Z"] if beginnings is not None else [])
+                    + [f"{lead}\\Z" for lead in leads]
+                ) or "(?!)",
+                _re.DOTALL,
+            )
+            if all(p.simple for p in pres):
+                whole = "|".join(_re.escape(s) for s in literals)
+                # One search that finds a literal first, or where the earliest
+                # watcher pends (see Prefilter.hold): the work of the danger
+                # search, the literal search and one pending() per watcher. The
+                # watchers without a lead pend where the rest of the text begins
+                # one of their literals: one tree for all of them.
+                bare = _beginnings([s for p in pres if p.lead_source is None for s in p.literals])
+                tails = [p.hold for p in pres if p.hold and p.lead_source is not None]
+                if bare is not None:
+                    tails.append(f"(?:{bare})\\Z")
+                hold = _re.compile("|".join([f"(?P<literal>{whole})"] + tails), _re.DOTALL)
+                # Any watcher's lead character: the hold search begins where the
+                # run of them before the danger search's find does.
+                lead = _re.compile("|".join(leads), _re.DOTALL).match if leads else None
+                self.quiet[mode] = (
+                    danger.search, _re.compile(whole, _re.DOTALL).search, hold.search, lead,
+                    _first_characters(pres),
+                )
+            else:
+                self.quiet[mode] = (danger.search, None, None, None, _first_characters(pres))
+            # One character that every literal begins with (Gemma's "<", every
+            # delimiter of Qwen3's or of a region of gpt-oss), and the lead characters:
+            # the danger search finds a literal or its beginning, or a lead character
+            # at the end, so a piece without the one and not ending with the other is
+            # region text, told by ``in`` at a fraction of the search's cost. (No
+            # gate when the lead characters are too many to list; they are None
+            # when there are none, else a string of them.)
+            heads = {s[0] for p in pres for s in p.literals}
+            spaces = "".join(sorted({
+                chr(c) for p in pres for lo, hi in p.lead_ranges for c in range(lo, hi + 1)
+            })) if self.quiet[mode][4] is not None else None
+            gate = next(iter(heads)) if len(heads) == 1 and spaces is not None else None
+            self.quiet[mode] += (gate, spaces or None)
+
+        self.landmarks = _landmarks(regions)
+        # Per mode, for a whole-text parse: each landmark -> the watchers whose
+        # matches can begin there (see ResponseStream.walk), when every watcher of
+        # the mode only matches where one of its literals begins.
+        self.walks = {} if self.landmarks is None else _walks(self.watches)
+        # Prompt tail -> the stream's state after it (see ResponseStream.remember).
+        self.prompt_states: dict = {}
+        # Per mode, whether no watched delimiter reads the character before where
+        # its search starts (no ^, \b or \B); what a feed did from a state, and
+        # the numbers given to states (see ResponseStream.transition_key): next() on
+        # a count is one step, so streams of one table in threads never share one.
+        self.context_free = {
+            mode: all(d.regex.context_free for _, _, d, _ in self.watch(mode))
+            for mode in self.watches
+        }
+        self.transitions: dict = {}
+        self.states = _itertools.count(1)
+        # Per mode, what entering it sets: the quick path's searches, and whether
+        # the region's chunks are dirty (not part of the final value).
+        self.modes = {
+            mode: (self.quiet.get(mode), mode is not None and not self.by_name[mode].streamable)
+            for mode in modes
+        }
+        self.modes.setdefault(None, (self.quiet.get(None), False))
+
+    def watch(self, current):
+        """What the machine watches in mode ``current``: (kind, region, delimiter, key)s."""
+        return self.watches[current]
+
+
+def _first_characters(prefilters):
+    """The characters a one-character piece, with nothing held, must be for the danger
+    pattern to find anything in it: a literal's first character or a lead character
+    (None when the lead characters are too many to list)."""
+    if sum(hi - lo + 1 for p in prefilters for lo, hi in p.lead_ranges) > 4096:
+        return None
+    first = {s[0] for p in prefilters for s in p.literals}
+    first.update(
+        chr(c) for p in prefilters for lo, hi in p.lead_ranges for c in range(lo, hi + 1)
+    )
+    return frozenset(first)
+
+
+def _landmarks(regions):
+    """One stdlib search that finds every occurrence of every delimiter's literal, or None.
+
+    A whole-text parse then reads the text once, instead of once per watched
+    delimiter that has no match left (each such search runs to the end). It
+    needs an alternation sre searches fast (one first character for all) and
+    literals whose occurrences never overlap (none begins inside another or
+    itself, none begins another), so that ``finditer`` meets every occurrence.
+    """
+    literals = set()
+    for region in regions:
+        for delimiter in (region.open, region.close):
+            if delimiter is not None:
+                pre = delimiter.regex.prefilter
+                if pre is None:
+                    return None
+                literals.update(pre.literals)
+    if not literals or len({s[0] for s in literals}) != 1 or not _apart(literals):
+        return None
+    ordered = sorted(literals, key=lambda s: (-len(s), s))
+    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
+
+
+def _apart(literals):
+    """Whether no two occurrences of ``literals`` in any text overlap: none begins
+    another, and none begins inside another or itself. Every occurrence is then a
+    match of their alternation, in a search from the start or by ``rfind``.
+
+    Read off the trie of the literals with its failure links (Aho-Corasick): a
+    literal beginning or inside another ends at a node on the other's path before
+    its last (a literal is a suffix of the node's text); one overlapping another's
+    end begins with a proper suffix of it (the failure link of its last node is not
+    the root). Linear in their total length, where comparing every pair was
+    quadratic in their number (minutes at import for thousands of literals).
+    """
+    children = [{}]  # the trie: node -> {character: node}; 0 is the root
+    ends = [False]  # whether a literal ends at the node
+    for literal in literals:
+        node = 0
+        for ch in literal:
+            nxt = children[node].get(ch)
+            if nxt is None:
+                nxt = children[node][ch] = len(children)
+                children.append({})
+                ends.append(False)
+            node = nxt
+        ends[node] = True
+    # fail[n]: the node of the longest proper suffix of n's text that is in the trie;
+    # ends[n] becomes whether some literal is a suffix of n's text. Breadth first.
+    fail = [0] * len(children)
+    order = list(children[0].values())
+    for node in order:
+        for ch, child in children[node].items():
+            link = fail[node]
+            while link and ch not in children[link]:
+                link = fail[link]
+            link = children[link].get(ch, 0)
+            fail[child] = link
+            ends[child] = ends[child] or ends[link]
+            order.append(child)
+    for literal in literals:
+        node = 0
+        for ch in literal[:-1]:
+            node = children[node][ch]
+            if ends[node]:
+                return False
+        if fail[children[node][literal[-1]]]:
+            return False
+    return True
+
+
+def _single(entries):
+    """``(kind, region, form)`` for a landmark that begins a match of one watch entry
+    only, when no candidates need comparing there (see ``_walks``); else None."""
+    if len(entries) != 1:
+        return None
+    kind, region, delimiter, _ = entries[0]
+    if delimiter.fixed is not None:
+        return kind, region, None
+    pre = delimiter.regex.prefilter
+    if pre.lead or pre.lead_class is not None:
+        return None
+    return kind, region, delimiter.regex
+
+
+def anchor_literals(anchor):
+    """The literals ``anchor`` (a CompiledRegex) matches, when it matches nothing
+    else and they never overlap; else None (see ``truncate_at_last_anchor``)."""
+    pre = anchor.prefilter
+    return pre.literals if pre is not None and pre.exact and _apart(pre.literals) else None
+
+
+def _walks(watches):
+    """Per mode whose every watcher's matches begin where one of its literals does,
+    or at the run of its lead characters before it (literals none of which begins
+    another, or a stdlib form with no bounded lead): each literal -> the watch
+    entries it can begin a match of, and ``(kind, region, form)`` when that is one
+    delimiter (nothing to compare), else None. ``form``: None for a literal
+    delimiter (the landmark is its match), else its regex, which has no lead (a
+    match begins at the landmark).
+
+    A lead is allowed when no literal holds a lead character: a run of them then
+    holds no landmark, so matches begin in the order of their landmarks.
+    """
+    # Every character of every literal, as sorted code points: whether a lead holds one
+    # is then a look-up per range of the lead, not a question per literal.
+    characters = sorted({
+        ord(c) for watch in watches.values() for entry in watch
+        for s in entry[2].regex.prefilter.literals for c in s
+    })
+
+    def holds_a_literal_character(pre):
+        for lo, hi in pre.lead_ranges:
+            k = _bisect.bisect_left(characters, lo)
+            if k < len(characters) and characters[k] <= hi:
+                return True
+        return False
+
+    walks = {}
+    for mode, watch in watches.items():
+        by_literal: dict = {}
+        for entry in watch:
+            delimiter = entry[2]
+            regex = delimiter.regex
+            pre = regex.prefilter
+            if delimiter.fixed is None and (
+                regex.captures is None or not regex.tail or pre.lead
+                or pre.lead_class is not None and holds_a_literal_character(pre)
+            ):
+                break
+            for literal in pre.literals:
+                by_literal.setdefault(literal, []).append(entry)
+        else:
+            walks[mode] = {
+                literal: (entries, _single(entries)) for literal, entries in by_literal.items()
+            }
+    return walks
+
+
+def truncate_at_last_anchor(anchor, prefix, literals=None):
+    """The prefix after the last match of the start anchor (all of it if none).
+
+    ``literals``: what the anchor matches, when they never overlap (see
+    ``RegionTable.anchor_literals``): the last match is the last occurrence.
+    """
+    if literals is not None:
+        last, last_end = -1, None
+        for literal in literals:
+            at = prefix.rfind(literal)
+            if at > last:
+                last, last_end = at, at + len(literal)
+        return prefix if last_end is None else prefix[last_end:]
+    # The stdlib form finds regex's spans (see automata/capture.py) where its search is
+    # linear, at C speed: cheaper than stepping the automata over a long chat prompt.
+    last_end = anchor.last_end(prefix)
+    return prefix if last_end is None else prefix[last_end:]
+###}

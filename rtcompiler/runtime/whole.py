@@ -1,0 +1,430 @@
+"""The whole-text pass: ``parse_response`` on a complete generation, and stdlib forms.
+
+Standard library only (the ``whole`` section). :class:`WholePass` is the part of
+``ResponseStream`` that parses a whole text at once: the same commits as feeding it
+in one piece, found with one stdlib search for the landmarks and the delimiters'
+stdlib forms (``re`` patterns with ``regex``'s spans, see automata/capture.py)
+before any scanner steps an automaton. The helpers below turn a form's match into
+the engine's :class:`Match`; the stream's answers use them too.
+"""
+
+from __future__ import annotations
+
+from .engine import Match
+
+# isort: split
+
+###{standalone whole
+import bisect as _bisect
+
+# Unsent text this short that holds a literal is matched with the pattern's stdlib
+# form before a scanner is made for it (see ResponseStream.answer).
+_FORM_HELD = 96
+# Unsent text up to this long is still tried with the stdlib form (its answer is not
+# remembered): a feed of a few hundred characters holding a tool-call header found it
+# with a scanner, stepped in Python, where the whole-text parse used the form (a 256-
+# character feed cost 3.5 times the same text parsed whole). Each try reads at most
+# this much, as before at most _FORM_HELD: a constant per answer.
+_FORM_READ = 512
+_WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see complete)
+# What the stdlib matches of a whole-text parse may go through, in all: this many times
+# the text (see complete). A delimiter's stdlib form reads a bounded number of characters
+# past the match it returns (its ``tail`` fact), but a match that another delimiter's
+# commit cuts into is looked for again, from further on.
+_WHOLE_READS = 4
+_SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
+
+
+def _literal_at(delimiter, held, j, base):
+    """The match of the one literal of ``delimiter.fixed`` that begins at ``held[j]``."""
+    for literal in delimiter.fixed:
+        if held.startswith(literal, j):
+            return Match(j + base, j + base + len(literal), False)
+    raise AssertionError("no literal at the position its prefilter found")
+
+
+def _form_groups(regex, found):
+    """The groups of ``found``, a match of the stdlib form of ``regex``, by name (None
+    for one that took no part), or None when the pattern names none: each name takes
+    the value of the one alias that took part (see automata/capture.py)."""
+    names = regex.nfa.group_names
+    if not names:
+        return None
+    values = found.groupdict()
+    aliases = regex.capture_names
+    groups = {}
+    for name in names:
+        value = None
+        for alias in aliases.get(name, ()):
+            if values[alias] is not None:
+                value = values[alias]
+        groups[name] = value
+    return groups
+
+
+def _form_match(regex, found, base):
+    """The Match for ``found``, a match of the stdlib form of ``regex`` in text that
+    begins at absolute position ``base``."""
+    return Match(found.start() + base, found.end() + base, False, _form_groups(regex, found))
+
+
+def _form_captures(regex, found):
+    """What a region opened by ``found`` captures: ``Match.captured`` of its Match."""
+    if regex.plain_groups:
+        return {k: v for k, v in found.groupdict().items() if v is not None}
+    groups = _form_groups(regex, found)
+    return {} if groups is None else {k: v for k, v in groups.items() if v is not None}
+
+
+class WholePass:
+    """``ResponseStream``'s whole-text pass (a mixin: the state is the stream's)."""
+
+    __slots__ = ()
+
+    def parse_whole(self, text):
+        """``parse_response``: the whole generation at once; returns the message.
+
+        The same message as ``feed(text)`` then ``finalize()``: with the text
+        complete, whatever a non-final pass commits (a complete match that
+        cannot grow, before every pending one) is what the final pass commits
+        from the same position, and the message depends only on the commits.
+        So the final pass runs alone over the output (the prompt's tail was
+        processed as its own chunk, as the reference does) and finds the watched delimiters
+        that have a stdlib form with ``re`` (see :meth:`complete`).
+        """
+        if type(text) is not str:
+            text = self.checked(text)
+        if self.finalized:
+            raise RuntimeError("the parser was already finalized")
+        if text:
+            self.append(text)
+        self.whole = {}
+        self.failures = 0
+        self.formed = 0
+        self.whole_pass()
+        return self.finish()
+
+    def whole_pass(self):
+        """``process(events, eos=True)`` for ``parse_whole``: the same commits, in a
+        loop of its own that makes no events (nobody reads them) and asks each
+        watcher's remembered answer first (see :meth:`complete`)."""
+        whole = self.whole
+        held, base = self.held()
+        table = self.table
+        if self.current in table.walks and self.walk(held, base, table.walks):
+            return
+        watches = table.watches
+        while True:
+            pos = self.pos
+            best = best_kind = best_region = None
+            for kind, region, delimiter, watcher in watches[self.current]:
+                cached = whole.get(watcher)
+                if (
+                    cached is not None and cached is not _SLOW and cached[0] <= pos
+                    and (cached[1] is None or pos <= cached[1].start)
+                ):
+                    m = cached[1]
+                else:
+                    m = self.complete(watcher, delimiter)
+                    if m is _SLOW:
+                        m = self.answer(watcher, delimiter, True)
+                # The earliest start wins; ties go by the order of scan's keys.
+                if m is not None and (
+                    best is None or m.start < best.start
+                    or m.start == best.start and (
+                        (m.start - m.end, 0 if kind == "open" else 1, region.name)
+                        < (best.start - best.end, 0 if best_kind == "open" else 1,
+                           best_region.name)
+                    )
+                ):
+                    best, best_kind, best_region = m, kind, region
+            if best is None or best.start >= self.end:
+                break  # nothing, or only an empty match at the very end: no commit
+            if not self.commit_whole(
+                held, base, best.start, best.end, best_kind, best_region,
+                best.captured() if best_kind == "open" else None,
+            ):
+                return
+        self.end_whole(held, base)
+
+    def commit_whole(self, held, base, start, end, kind, region, captures):
+        """One commit of a whole-text pass: the text before ``start`` goes to the open
+        region, then the match from ``start`` to ``end`` closes it or opens ``region``
+        with ``captures`` (None: nothing captured). False for a zero-width close of an
+        empty region, which would fire forever: the pass ends there."""
+        pos = self.pos
+        if start > pos and self.current is not None:
+            self.opened = True
+            self.tail.append(held[pos - base : start - base])
+        self.pos = end
+        if kind == "open":
+            self.close_current(None)
+            self.open_region(None, region, {} if captures is None else captures)
+            return True
+        had_content = self.opened
+        self.close_current(None)
+        return had_content or start != end
+
+    def end_whole(self, held, base):
+        """The end of a whole-text pass: the rest goes to the open region, which closes."""
+        if self.pos < self.end:
+            if self.current is not None:
+                self.opened = True
+                self.tail.append(held[self.pos - base :])
+            self.pos = self.end
+        self.close_current(None)
+
+    def walk(self, held, base, walks):
+        """``whole_pass`` from one landmark to the next, while the mode is one of
+        ``walks`` (every match of every watcher begins where one of its literals
+        does): the first landmark at which a watcher of the mode matches holds the
+        earliest match, found without asking each watcher for its next one.
+
+        True when the pass is done; False, with every commit so far made, when the
+        rest is left to the watcher-by-watcher loop: in a mode that is not walked,
+        or after the failed stdlib matches ``complete`` allows.
+        """
+        lo = self.pos - base
+        self.examined += len(held) - lo
+        table = self.table
+        implicit = table.implicit
+        close_with = self.close_with
+        # The stream's state, kept in locals while walking: the open region's name and
+        # captures are written back before close_with (which reads them), all of it
+        # before returning.
+        pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
+        by_literal = walks[current]
+        before = bool(self.body or self.tail)  # text the prompt's tail left in the region
+        done = True  # False: the loop goes on from here
+        cut = False
+        reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
+        for found in table.landmarks.finditer(held, lo):
+            spot = by_literal.get(found.group())
+            if spot is None:
+                continue
+            at = found.start()
+            if at + base < pos:
+                continue
+            entries, single = spot
+            if single is not None:
+                kind, region, form = single
+                if form is None:
+                    start, end, caught = at + base, found.end() + base, None
+                else:
+                    # (best_at for one delimiter: its match begins at the landmark.)
+                    if reads < 0:
+                        done = False
+                        break
+                    matched = form.captures.match(held, at)
+                    if matched is None:
+                        self.failures += 1
+                        if self.failures > _WHOLE_FAILURES:
+                            done = False
+                            break
+                        continue
+                    end = matched.end()
+                    self.examined += end - at
+                    reads -= end - at
+                    start, end = at + base, end + base
+                    caught = _form_captures(form, matched) if kind == "open" else None
+            else:
+                self.pos = pos
+                self.formed = _WHOLE_READS * self.end - reads
+                best = self.best_at(held, base, found, at, entries)
+                reads = _WHOLE_READS * self.end - self.formed
+                if best is None:
+                    continue
+                if best is False:
+                    done = False
+                    break
+                start, end, kind, region, regex, matched = best
+                caught = (
+                    _form_captures(regex, matched) if kind == "open" and matched is not None
+                    else None
+                )
+            # The commit: commit_whole, written out (a few calls less a landmark).
+            had_content = opened
+            if current is not None and (opened or start > pos):
+                had_content = True
+                text = held[pos - base : start - base]
+                if before:
+                    text = "".join(self.body) + "".join(self.tail) + text
+                    self.body, self.tail = [], []
+                    before = False
+                self.current, self.captures = current, captures
+                close_with(text, None)
+            elif before:
+                self.body, self.tail = [], []
+                before = False
+            pos = end
+            if kind == "open":
+                current, captures, opened = region.name, ({} if caught is None else caught), True
+            else:
+                current, captures, opened = implicit, {}, False
+                if not (had_content or start != end):
+                    # A zero-width close of an empty region would fire forever: the
+                    # pass ends here, the rest unread.
+                    cut = True
+                    break
+            by_literal = walks.get(current)
+            if by_literal is None:
+                done = False
+                break
+        self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.formed = _WHOLE_READS * self.end - reads
+        self.danger, self.dirty = table.modes[current]
+        if done and not cut:
+            self.end_whole(held, base)
+        return done
+
+    def best_at(self, held, base, found, at, entries):
+        """The walk's choice among the watch ``entries`` whose literal is ``found``
+        (at ``at`` in ``held``): ``(start, end, kind, region, regex, stdlib match)``,
+        None when none matches there, False when the rest is left to the loop."""
+        # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
+        best = None
+        for kind, region, delimiter, _ in entries:
+            if delimiter.fixed is not None:
+                start, end, regex, matched = at + base, found.end() + base, None, None
+            else:
+                regex = delimiter.regex
+                # (complete's attempt: from the run of lead characters before.)
+                t = regex.prefilter.lead_start(held, self.pos - base, at)
+                if self.formed > _WHOLE_READS * self.end:
+                    return False
+                matched = regex.captures.match(held, t)
+                if matched is None:
+                    if t != at:
+                        return False  # a later start may match: its scanner decides
+                    self.failures += 1
+                    if self.failures > _WHOLE_FAILURES:
+                        return False
+                    continue
+                self.examined += matched.end() - t
+                self.formed += matched.end() - t
+                start, end = matched.start() + base, matched.end() + base
+            # The earliest start wins; ties (one literal opening two regions) go
+            # as in whole_pass.
+            if best is None or start < best[0] or start == best[0] and (
+                (start - end, 0 if kind == "open" else 1, region.name)
+                < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].name)
+            ):
+                best = (start, end, kind, region, regex, matched)
+        return best
+
+    def complete(self, key, delimiter):
+        """The leftmost complete match from ``pos`` to the end, found with ``re``
+        (the text is whole), or ``_SLOW`` when only the delimiter's scanner can tell.
+
+        For a pattern with a stdlib form (rtcompiler/automata/capture.py: ``re``
+        takes the same first successful path from a start as ``regex``) whose
+        prefilter has no bounded lead, every match holds a literal preceded only
+        by lead characters: no match begins before the run of lead characters
+        ending where the first literal begins. A match tried there, once, is
+        then the leftmost; if it fails, the scanner decides. An answer holds
+        until ``pos`` passes the match's start.
+
+        Linear time: the form reads each character a bounded number of times per
+        attempt and a bounded number past the match it returns (its ``linear`` and
+        ``tail`` facts, rtcompiler/automata/linearity.py); no ``re`` search is ever
+        retried from start to start; a bounded number of matches may fail (each
+        may read to the end), and the successful ones may go through at most
+        ``_WHOLE_READS`` times the text in all. Past either bound, the scanners.
+        """
+        cached = self.whole.get(key)
+        pos = self.pos
+        if cached is not None:
+            if cached is _SLOW:
+                return _SLOW
+            at, m = cached
+            if at <= pos and (m is None or pos <= m.start):
+                return m
+        regex = delimiter.regex
+        pre = regex.prefilter
+        if delimiter.fixed is not None:
+            # Literals none of which begins another: the first one found is the match.
+            held, base = self.held()
+            lo = pos - base
+            hit = self.find_whole(pre, held, lo, len(held))
+            m = None if hit < 0 else _literal_at(delimiter, held, hit, base)
+            self.whole[key] = (pos, m)
+            return m
+        form = regex.captures
+        if (
+            form is None or pre is None or pre.lead or not regex.tail
+            or self.formed > _WHOLE_READS * self.end
+        ):
+            self.whole[key] = _SLOW
+            return _SLOW
+        held, base = self.held()
+        lo = pos - base
+        n = len(held)
+        while True:
+            hit = self.find_whole(pre, held, lo, n)
+            if hit < 0:
+                self.whole[key] = (pos, None)
+                return None
+            t = pre.lead_start(held, lo, hit)
+            self.examined += hit - t
+            if regex.apart:
+                # Attempts read apart (no loop reads where one can begin): one search
+                # tries every later start in linear time, and near-misses of the
+                # literal stay at C speed instead of failing over to the scanner.
+                found = form.search(held, t)
+                if found is None:
+                    self.examined += n - t
+                    self.whole[key] = (pos, None)
+                    return None
+                break
+            found = form.match(held, t)
+            if found is not None:
+                break
+            # No match begins at t. When t is the literal's own start, none
+            # begins before the next literal's run of lead characters either:
+            # try there, a bounded number of times a parse (a failed match
+            # may have read far), then leave the delimiter to its scanner.
+            self.failures += 1
+            if t != hit or self.failures > _WHOLE_FAILURES:
+                self.whole[key] = _SLOW
+                return _SLOW
+            lo = hit + 1
+        self.examined += found.end() - t
+        self.formed += found.end() - t
+        m = _form_match(regex, found, base)
+        self.whole[key] = (pos, m)
+        return m
+
+    def find_whole(self, pre, held, lo, hi):
+        """``pre.find`` over the whole text, answered from one search for every
+        delimiter's literals (the table's landmarks) when there is one.
+
+        Counts what it reads in ``examined``: the text up to the hit (or ``hi``)
+        for a search of its own; the landmarks' one pass, once a parse.
+        """
+        marks = self.marks
+        if marks is None:
+            landmarks = self.table.landmarks
+            if landmarks is None:
+                return self._find_counted(pre, held, lo, hi)
+            marks = self.marks = {}
+            for m in landmarks.finditer(held, lo):
+                marks.setdefault(m.group(), []).append(m.start())
+            self.marks_from = lo
+            self.examined += len(held) - lo
+        if lo < self.marks_from:
+            return self._find_counted(pre, held, lo, hi)
+        best = -1
+        for literal in pre.literals:
+            starts = marks.get(literal)
+            if starts:
+                i = _bisect.bisect_left(starts, lo)
+                if i < len(starts) and starts[i] < hi - len(literal) + 1:
+                    if best < 0 or starts[i] < best:
+                        best = starts[i]
+        return best
+
+    def _find_counted(self, pre, held, lo, hi):
+        hit = pre.find(held, lo, hi)
+        self.examined += (hi if hit < 0 else hit) - lo
+        return hit
+###}
