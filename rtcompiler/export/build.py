@@ -29,7 +29,7 @@ from ..dialect.charsets import CharSet
 from ..template import Template
 from . import regex as rx
 from . import turn as turns
-from .content import Bodies, Body
+from .content import Bodies, Body, tag_head
 from .delimiters import DelimiterTree, Written, leading, split_special, to_expr
 from .grammar import (
     EMPTY,
@@ -350,15 +350,18 @@ class Builder:
                 self.grammar.note(f"{name} has no close delimiter: it can only end the turn")
             tail = opt(FreeText((), 1, self._limit())) if f.content == "text" else EMPTY
             return seq(head, tail)
+        reads_marker = [i for i in range(len(close.alternatives))
+                        if any(i in close.reading(m) for m in self.markers)]
         ending = [i for i in range(len(close.alternatives))
-                  if any(close.reading(m) and i in close.reading(m) for m in self.markers)]
+                  if i in reads_marker or any(_ends_with_literal(close.alternatives[i], m)
+                                              for m in self.markers)]
         middle = [i for i in range(len(close.alternatives)) if i not in ending]
         options: list[Expr] = []
         # Which close alternatives may come before each next step (and, for a region, before
         # each alternative of its open: Llama 3's "; " between calls needs the lookahead close).
         groups: dict[tuple[int, ...], list[Step]] = {}
         for step in after:
-            if step == End(False) and ending:
+            if step == End(False) and reads_marker:
                 continue  # the close itself ends the turn (below)
             for variant in self._variants(step):
                 follow = self.leading_of(variant)
@@ -411,8 +414,20 @@ class Builder:
 
     def close_expr(self, name: str, node: ast.Node) -> Expr:
         expr = named(self.delimiter_expr(self._bound(node)), f"{name}_close")
-        if self.template.field(name).content == "text":
+        f = self.template.field(name)
+        if f.content == "text":
             return self.with_text_before(expr, self.closes[name].root, inside=True)
+        head = tag_head(f)
+        if head is not None and self.bounds is None and _ends_with_fixed_char(
+                self.opens[name].root):
+            # The parser skips text before an xml-inline close that holds no tag (Qwen3-Coder
+            # writes </function> there): it runs up to the close in one terminal, as a text
+            # region's does. It keeps out a tag's head, not the whole tag: narrower, and the
+            # value's .*? inside an and-not made llguidance's lexer give up on DeepSeek
+            # V3.2. After an open that may end in a greedy name no text is written: the
+            # name would run on into it.
+            return self._prefix_text(expr, (self.closes[name].root,),
+                                     (rx.for_avoiding(head),))
         return expr
 
     def head(self, name: str, at_start: bool, inside: bool,
@@ -579,6 +594,22 @@ def _split_tail(node: ast.Node) -> tuple[ast.Node, ast.Node]:
     while cut > 1 and rx.nullable(items[cut - 1]):
         cut -= 1
     return rx.concat(items[:cut]), rx.concat(items[cut:])
+
+
+def _ends_with_literal(node: ast.Node, text: str) -> bool:
+    """Whether every match of ``node`` ends with ``text`` (Qwen3-Coder's close
+    ``</function>\\s*<|im_end|>`` ends the turn: the parser reads on after it, the
+    family does not)."""
+    items = list(node.items) if isinstance(node, ast.Concat) else [node]
+    tail = ""
+    for item in reversed(items):
+        char = rx.literal_text(item) if isinstance(item, ast.Chars) else None
+        if not char:
+            break
+        tail = char + tail
+        if tail.endswith(text):
+            return True
+    return tail.endswith(text)
 
 
 def _core(node: ast.Node) -> ast.Node:

@@ -21,7 +21,7 @@ from ..dialect import ast, parse_pattern
 from ..dialect.charsets import CharSet
 from ..template.model import Field
 from . import regex as rx
-from .grammar import EMPTY, Expr, FreeText, Lit, Rep, Rx, UpTo, alt, opt, seq
+from .grammar import EMPTY, Expr, Lit, Rep, Rx, UpTo, alt, opt, seq
 from .tools import Bounds, CallShape, Tool, json_string_safe
 from .values import GEMMA_QUOTE, Values
 
@@ -162,16 +162,12 @@ class Bodies:
     def tag_list(self, tag: ast.Node, tool: Tool | None, closes: tuple[ast.Node, ...],
                  avoid: tuple[str, ...], json_values: bool) -> Expr:
         """Tags for the tool's parameters, in order, with the text the parser skips between
-        them (free, but holding no tag and no close)."""
+        them (whitespace, see :meth:`gap`)."""
         head, tail = _split_at_group(tag, "value")
         key_group = _group(tag, "key")
         tail_literals = close_literals(tail) if tail is not None else ()
         value_avoid = tuple(dict.fromkeys(avoid + tail_literals))
-        tag_avoid = rx.for_avoiding(tag)
-        gap = self.gap((tag_avoid,) + closes)
-        # Right after the open, whitespace only: a name the open captures greedily
-        # ([^\s<]+) would otherwise run on into the text.
-        first_gap = self.gap(None)
+        gap = first_gap = self.gap()
         if tool is None:
             key = Rx(self.bound(key_group.item))
             value = self.xml_value({}, tail, closes, value_avoid, json_values)
@@ -193,13 +189,7 @@ class Bodies:
             tags.append((name in required, seq(_with_group(self.bound(head), "key", Lit(name)),
                                                value)))
         if not tags:
-            if self.bounds is not None:
-                return first_gap
-            # Skipped text, once some whitespace has ended the open (see first_gap); two
-            # options rather than "whitespace, then maybe more": a greedy lexer would let the
-            # first whitespace take what the second needs.
-            spaced = Rx(rx.repeat(ast.Chars(rx.WHITESPACE), 1, None))
-            return alt(first_gap, seq(spaced, gap)) or first_gap
+            return first_gap
         # Gaps between tags: the first tag follows the whitespace after the open, every
         # other one a gap; an optional tag takes its gap with it.
         out: list[Expr] = [first_gap]
@@ -218,13 +208,15 @@ class Bodies:
     def _limit(self) -> int:
         return self.bounds.max_text if self.bounds else 0
 
-    def gap(self, others: tuple[ast.Node, ...] | None) -> Expr:
-        """Text between tags, skipped by the parser (``others=None``: whitespace only)."""
+    def gap(self) -> Expr:
+        """Text between tags: whitespace, as the families write it. The parser skips any
+        text there that holds no tag and no close; the text a family writes before the
+        close (Qwen3-Coder's </function>) is the close's (see Builder.close_expr): free
+        text here, a terminal of its own, ended where llguidance's greedy lexer could not
+        tell it from the close."""
         if self.bounds is not None:
             return Rx(rx.repeat(ast.Chars(CharSet.of(" \n")), 0, 2))
-        if others is None:
-            return Rx(rx.repeat(ast.Chars(rx.WHITESPACE), 0, None))
-        return FreeText(others, 0, None)
+        return Rx(rx.repeat(ast.Chars(rx.WHITESPACE), 0, None))
 
     def xml_value(self, schema: object, tail: ast.Node | None, closes: tuple[ast.Node, ...],
                   avoid: tuple[str, ...], json_values: bool) -> Expr:
@@ -390,6 +382,14 @@ def _children(node: ast.Node) -> tuple[ast.Node, ...]:
     if isinstance(node, (ast.Group, ast.Repeat, ast.Lookahead)):
         return (node.item,)
     return ()
+
+
+def tag_head(field: Field) -> ast.Node | None:
+    """An xml-inline field's tag up to its value: text holding none holds no tag."""
+    args = field.content_args if isinstance(field.content_args, dict) else {}
+    if field.content != "xml-inline" or "tag_pattern" not in args:
+        return None
+    return _split_at_group(parse_pattern(args["tag_pattern"]).root, "value")[0]
 
 
 def _split_at_group(node: ast.Node, name: str) -> tuple[ast.Node, ast.Node | None]:

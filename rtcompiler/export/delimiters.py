@@ -48,7 +48,8 @@ class DelimiterTree:
     def __init__(self, delimiter: Delimiter) -> None:
         self.source = delimiter.regex_source
         self.root = parse_pattern(self.source).root
-        self.alternatives = rx.alternatives(self.root)
+        self.alternatives = tuple(flat for alternative in rx.alternatives(self.root)
+                                  for flat in _spread_assertions(alternative))
 
     def written(self, context: Written, only: list[int] | None = None) -> ast.Node | None:
         """The alternatives (all, or the indexes in ``only``) that can be written here,
@@ -77,6 +78,25 @@ class DelimiterTree:
             if m is not None and m.end() == len(text):
                 out.append(i)
         return out
+
+
+def _spread_assertions(node: ast.Node, depth: int = 0) -> list[ast.Node]:
+    """``node`` as alternatives in which no choice holds an assertion: an anchor or a
+    lookahead inside a group (Llama 3's ``(?:^\\s*|;\\s*)\\{``, DeepSeek V3.2's
+    ``(?:>|(?=/>))``) is settled only at an alternative's start or end, so the choice is
+    written out as alternatives of the delimiter; together they match what it matches."""
+    items = list(node.items) if isinstance(node, ast.Concat) else [node]
+    for at, item in enumerate(items):
+        inner = item
+        while isinstance(inner, ast.Group) and inner.name is None:
+            inner = inner.item
+        if depth < 4 and isinstance(inner, ast.Alternation) and rx.has_assertion(inner):
+            out: list[ast.Node] = []
+            for branch in inner.alternatives:
+                out.extend(_spread_assertions(
+                    rx.concat(items[:at] + [branch] + items[at + 1:]), depth + 1))
+            return out
+    return [node]
 
 
 def write_alternative(node: ast.Node, context: Written) -> ast.Node | None:

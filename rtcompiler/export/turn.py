@@ -304,7 +304,11 @@ def cap_calls(node: Node, limit: int) -> Node:
         return Seq(tuple(cap_calls(i, limit) for i in node.items))
     if isinstance(node, Choice):
         return Choice(tuple(cap_calls(o, limit) for o in node.options))
-    if node.item == Field(CALLS):
+    if node.item == Field(CALLS) or (isinstance(node.item, Seq) and node.item.items.count(
+            Field(CALLS)) == 1 and all(isinstance(i, Literal) or i == Field(CALLS)
+                                       for i in node.item.items)):
+        # A call, or a call with the literals the family writes around it (Qwen3-Coder's
+        # ('<tool_call>' tool_calls)*).
         high = limit if node.max is None else min(node.max, limit)
         return Repeat(node.item, min(node.min, high), high)
     return Repeat(cap_calls(node.item, limit), node.min, node.max)

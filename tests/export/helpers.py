@@ -156,6 +156,9 @@ def llg_accepts(grammar_text: str, text: str) -> str | None:
     ids = tok.encode(text, add_special_tokens=False)
     for n, token in enumerate(ids):
         if not matcher.consume_token(token):
+            # llguidance 1.9.1: a copy that refused a token can leave the matcher it was
+            # copied from refusing the next text's first token; start afresh.
+            _pristine.cache_clear()
             return f"token {n} ({tok.decode([token])!r}) after {tok.decode(ids[:n])[-40:]!r}"
     return None if matcher.is_accepting() else "the grammar cannot end there"
 
