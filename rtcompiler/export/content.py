@@ -147,20 +147,22 @@ class Bodies:
         if value_parser is not None and not json_values:
             raise ValueError("xml-inline with a value_parser other than json cannot be exported")
         closes = (close,) if close is not None else ()
+        typed = _typed_keys(tag, args.get("typed_values"))
         if shape is None or tools is None or shape.per_element or shape.arguments.path:
             if tools is not None:
                 self.note("xml-inline calls whose arguments are not the whole content are "
                           "written generically")
-            return Body(shared=self.tag_list(tag, None, closes, avoid, json_values))
+            return Body(shared=self.tag_list(tag, None, closes, avoid, json_values, typed))
         per = []
         for tool in tools:
-            per.append((tool, self.tag_list(tag, tool, closes, avoid, json_values)))
+            per.append((tool, self.tag_list(tag, tool, closes, avoid, json_values, typed)))
         if shape.name.where == "capture":
             return Body(per_tool=per)
         return Body(shared=alt(*[b for _, b in per]))
 
     def tag_list(self, tag: ast.Node, tool: Tool | None, closes: tuple[ast.Node, ...],
-                 avoid: tuple[str, ...], json_values: bool) -> Expr:
+                 avoid: tuple[str, ...], json_values: bool,
+                 typed: tuple[str, str, str | None] | None = None) -> Expr:
         """Tags for the tool's parameters, in order, with the text the parser skips between
         them (whitespace, see :meth:`gap`)."""
         head, tail = _split_at_group(tag, "value")
@@ -168,10 +170,22 @@ class Bodies:
         tail_literals = close_literals(tail) if tail is not None else ()
         value_avoid = tuple(dict.fromkeys(avoid + tail_literals))
         gap = first_gap = self.gap()
+
+        def tag_for(key: Expr, schema: object) -> Expr:
+            # With typed values (DeepSeek V3.2's string="true|false"), a string is written
+            # as text and anything else as JSON, each under the group's value that says so.
+            as_json = json_values
+            groups = {"key": key}
+            if typed is not None:
+                group, text_key, json_key = typed
+                as_json = _first_type(schema) not in ("string", None) and json_key is not None
+                groups[group] = Lit(json_key if as_json else text_key)  # type: ignore[arg-type]
+            value = self.xml_value(schema, tail, closes, value_avoid, as_json)
+            return seq(_with_groups(self.bound(head), groups), value)
+
         if tool is None:
             key = Rx(self.bound(key_group.item))
-            value = self.xml_value({}, tail, closes, value_avoid, json_values)
-            one = seq(_with_group(self.bound(head), "key", key), value)
+            one = tag_for(key, {})
             more = Rep(seq(gap, one), 0, self.bounds.max_items - 1 if self.bounds else None)
             return seq(first_gap, opt(seq(one, more, gap)))
         tags: list[tuple[bool, Expr]] = []
@@ -185,9 +199,7 @@ class Bodies:
                 self.note(f"parameter {name!r} of {tool.name!r} cannot be written as an "
                           "xml-inline key: left out")
                 continue
-            value = self.xml_value(schema, tail, closes, value_avoid, json_values)
-            tags.append((name in required, seq(_with_group(self.bound(head), "key", Lit(name)),
-                                               value)))
+            tags.append((name in required, tag_for(Lit(name), schema)))
         if not tags:
             return first_gap
         # Gaps between tags: the first tag follows the whitespace after the open, every
@@ -219,7 +231,8 @@ class Bodies:
         return Rx(rx.repeat(ast.Chars(rx.WHITESPACE), 0, None))
 
     def xml_value(self, schema: object, tail: ast.Node | None, closes: tuple[ast.Node, ...],
-                  avoid: tuple[str, ...], json_values: bool) -> Expr:
+                  avoid: tuple[str, ...], json_values: bool,
+                 typed: tuple[str, str, str | None] | None = None) -> Expr:
         full = tail if tail is not None else rx.EMPTY
         written = self.bound(full)
         limit = self.bounds.max_text if self.bounds else None
@@ -401,13 +414,34 @@ def _split_at_group(node: ast.Node, name: str) -> tuple[ast.Node, ast.Node | Non
     raise ValueError(f"tag_pattern: group {name!r} must be at the top level of the pattern")
 
 
-def _with_group(node: ast.Node, name: str, value: Expr) -> Expr:
-    """``node`` (group-free but for ``name``) as an expression, ``value`` in the group."""
+def _typed_keys(tag: ast.Node, typed: object) -> tuple[str, str, str | None] | None:
+    """(group, a value of it whose text is kept, a value of it read as JSON) of
+    ``typed_values``, or None."""
+    if not isinstance(typed, dict) or not isinstance(typed.get("group"), str):
+        return None
+    parsers = typed.get("parsers") or {}
+    group = _group(tag, typed["group"])
+    values = [rx.literal_text(a) for a in rx.alternatives(group.item)]
+    if any(v is None for v in values):
+        raise ValueError("xml-inline typed_values over a group that is no choice of "
+                         "literals cannot be exported")
+    text_key = next((v for v in values if v not in parsers), None)
+    json_key = next((v for v in values if isinstance(parsers.get(v), dict)
+                     and parsers[v].get("name") == "json"), None)
+    if text_key is None:
+        raise ValueError("xml-inline typed_values without a value kept as text cannot be "
+                         "exported")
+    return typed["group"], text_key, json_key  # type: ignore[return-value]
+
+
+def _with_groups(node: ast.Node, values: dict[str, Expr]) -> Expr:
+    """``node`` (group-free but for those named in ``values``) as an expression, each
+    value in its group."""
     items = list(node.items) if isinstance(node, ast.Concat) else [node]
     out: list[Expr] = []
     for item in items:
-        if isinstance(item, ast.Group) and item.name == name:
-            out.append(value)
+        if isinstance(item, ast.Group) and item.name in values:
+            out.append(values[item.name])
         else:
             text = rx.literal_text(item)
             out.append(Lit(text) if text is not None else Rx(item))
