@@ -89,7 +89,7 @@ def export_grammar(
 def _export_meta(meta: dict | None) -> dict:
     """A grammar meta.json's keys that concern export: ``generation_prompt``,
     ``normalise.end_of_turn``, and its ``export`` object (``turn``, ``end_of_turn``,
-    ``call_keys``)."""
+    ``call_keys``, ``call_keys_after``)."""
     meta = meta or {}
     out: dict = {}
     if isinstance(meta.get("generation_prompt"), str):
@@ -98,7 +98,7 @@ def _export_meta(meta: dict | None) -> dict:
         out["normalise"] = meta["normalise"]
     export = meta.get("export")
     if isinstance(export, dict):
-        for key in ("turn", "end_of_turn", "call_keys"):
+        for key in ("turn", "end_of_turn", "call_keys", "call_keys_after"):
             if key in export:
                 out[key] = export[key]
     return out

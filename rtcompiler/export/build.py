@@ -107,8 +107,10 @@ class Builder:
         self.special = dict(options.special_tokens) if self.flavour == "llguidance" else {}
         self.values = Values(self.helpers, self.flavour, self.bounds, self.grammar.note)
         call_keys = self.meta.get("call_keys")
+        after = self.meta.get("call_keys_after")
         self.bodies = Bodies(self.values, self.bounds, self.grammar.note,
-                             call_keys if isinstance(call_keys, dict) else None)
+                             call_keys if isinstance(call_keys, dict) else None,
+                             after if isinstance(after, dict) else None)
         self.opens = {f.name: DelimiterTree(f.open) for f in template.fields if f.open}
         self.closes = {f.name: DelimiterTree(f.close) for f in template.fields if f.close}
         implicit = template.implicit
@@ -361,8 +363,8 @@ class Builder:
         # each alternative of its open: Llama 3's "; " between calls needs the lookahead close).
         groups: dict[tuple[int, ...], list[Step]] = {}
         for step in after:
-            if step == End(False) and reads_marker:
-                continue  # the close itself ends the turn (below)
+            # A close that reads an end-of-turn marker ends the turn itself (below); the
+            # others may come before a marker (Phi-4-mini's <|/tool_call|><|end|>).
             for variant in self._variants(step):
                 follow = self.leading_of(variant)
                 valid = tuple(i for i in middle
@@ -388,7 +390,13 @@ class Builder:
             assert node is not None
             options.append(seq(head, self.close_expr(name, node),
                                self.rule_for(position, tuple(steps), suffix)))
-        if End(False) in after and ending:
+        ends_after_close = f.content != "text" and any(
+            End(False) in steps for steps in groups.values())
+        if End(False) in after and ending and not ends_after_close:
+            # A body's region ends the turn with its marker only where no other close comes
+            # before the marker: Phi-4-mini writes <|/tool_call|><|end|>, never ]<|end|>,
+            # and llguidance's greedy lexer could not tell "]" then a close from "]<|end|>"
+            # in one terminal.
             node = close.written(Written(), ending)
             if node is not None:
                 options.append(seq(head, self.close_expr(name, node)))

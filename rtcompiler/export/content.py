@@ -41,11 +41,12 @@ class Body:
 
 class Bodies:
     def __init__(self, values: Values, bounds: Bounds | None, note,
-                 call_keys: dict | None = None) -> None:
+                 call_keys: dict | None = None, call_keys_after: dict | None = None) -> None:
         self.values = values
         self.bounds = bounds
         self.note = note
         self.call_keys = call_keys or {}
+        self.call_keys_after = call_keys_after or {}
 
     def body(self, field: Field, close: ast.Node | None, shape: CallShape | None,
              tools: list[Tool] | None, max_calls: int | None) -> Body:
@@ -119,6 +120,9 @@ class Bodies:
             tree[key] = self.values.value(schema, syntax, avoid, key)
         _insert(tree, shape.name.path, name)
         _insert(tree, shape.arguments.path, args)
+        # ... and those it writes after the arguments (Mistral v3's "id").
+        for key, schema in self.call_keys_after.items():
+            tree[key] = self.values.value(schema, syntax, avoid, key)
         return self.tree_object(tree, syntax)
 
     def tree_object(self, tree: dict, syntax: str) -> Expr:
@@ -162,7 +166,7 @@ class Bodies:
 
     def tag_list(self, tag: ast.Node, tool: Tool | None, closes: tuple[ast.Node, ...],
                  avoid: tuple[str, ...], json_values: bool,
-                 typed: tuple[str, str, str | None] | None = None) -> Expr:
+                 typed: tuple[str, dict[str, str | None]] | None = None) -> Expr:
         """Tags for the tool's parameters, in order, with the text the parser skips between
         them (whitespace, see :meth:`gap`)."""
         head, tail = _split_at_group(tag, "value")
@@ -177,9 +181,10 @@ class Bodies:
             as_json = json_values
             groups = {"key": key}
             if typed is not None:
-                group, text_key, json_key = typed
+                group, keys = typed
+                json_key = keys.get(_first_type(schema) or "string")
                 as_json = _first_type(schema) not in ("string", None) and json_key is not None
-                groups[group] = Lit(json_key if as_json else text_key)  # type: ignore[arg-type]
+                groups[group] = Lit(json_key if as_json else keys["string"])  # type: ignore[arg-type]
             value = self.xml_value(schema, tail, closes, value_avoid, as_json)
             return seq(_with_groups(self.bound(head), groups), value)
 
@@ -232,7 +237,7 @@ class Bodies:
 
     def xml_value(self, schema: object, tail: ast.Node | None, closes: tuple[ast.Node, ...],
                   avoid: tuple[str, ...], json_values: bool,
-                 typed: tuple[str, str, str | None] | None = None) -> Expr:
+                 typed: tuple[str, dict[str, str | None]] | None = None) -> Expr:
         full = tail if tail is not None else rx.EMPTY
         written = self.bound(full)
         limit = self.bounds.max_text if self.bounds else None
@@ -414,24 +419,29 @@ def _split_at_group(node: ast.Node, name: str) -> tuple[ast.Node, ast.Node | Non
     raise ValueError(f"tag_pattern: group {name!r} must be at the top level of the pattern")
 
 
-def _typed_keys(tag: ast.Node, typed: object) -> tuple[str, str, str | None] | None:
-    """(group, a value of it whose text is kept, a value of it read as JSON) of
-    ``typed_values``, or None."""
+def _typed_keys(tag: ast.Node, typed: object) -> tuple[str, dict[str, str | None]] | None:
+    """``typed_values`` as (group, JSON type -> the group's text for it, ``None`` where no
+    text says "JSON"), the key "string" for text; or None."""
     if not isinstance(typed, dict) or not isinstance(typed.get("group"), str):
         return None
     parsers = typed.get("parsers") or {}
-    group = _group(tag, typed["group"])
-    values = [rx.literal_text(a) for a in rx.alternatives(group.item)]
-    if any(v is None for v in values):
-        raise ValueError("xml-inline typed_values over a group that is no choice of "
-                         "literals cannot be exported")
-    text_key = next((v for v in values if v not in parsers), None)
-    json_key = next((v for v in values if isinstance(parsers.get(v), dict)
-                     and parsers[v].get("name") == "json"), None)
-    if text_key is None:
+    item = _group(tag, typed["group"]).item
+    literals = [rx.literal_text(a) for a in rx.alternatives(item)]
+    candidates = [v for v in literals if v is not None] + [
+        "string", "number", "integer", "boolean", "null", "object", "array"]
+    fits = [v for v in dict.fromkeys(candidates) if _fullmatch(item, v)]
+    as_text = next((v for v in fits if v not in parsers), None)
+    if as_text is None:
         raise ValueError("xml-inline typed_values without a value kept as text cannot be "
                          "exported")
-    return typed["group"], text_key, json_key  # type: ignore[return-value]
+    as_json = [v for v in fits if isinstance(parsers.get(v), dict)
+               and parsers[v].get("name") == "json"]
+    keys: dict[str, str | None] = {"string": as_text}
+    for kind in ("number", "integer", "boolean", "null", "object", "array"):
+        same = kind if kind in as_json else "number" if kind == "integer" and (
+            "number" in as_json) else None
+        keys[kind] = same or (as_json[0] if as_json else None)
+    return typed["group"], keys
 
 
 def _with_groups(node: ast.Node, values: dict[str, Expr]) -> Expr:
