@@ -158,6 +158,7 @@ class Bounds:
 
 _ANY = "rtc_any"
 _TEXT = "rtc_text"
+_ANY_DEPTH = 4  # containers in a value of any type
 _BOUNDED_KEY = "^[a-z][a-z0-9_]{0,11}$"
 
 
@@ -167,20 +168,26 @@ class _Safe:
         self.bounds = bounds
         self.defs = defs
 
-    def any_value(self) -> dict:
-        if _ANY not in self.defs:
-            self.defs[_ANY] = {}  # reserve the name before recursing
-            ref = {"$ref": f"#/$defs/{_ANY}"}
+    def any_value(self, depth: int = 0) -> dict:
+        """Any JSON value, nested at most ``_ANY_DEPTH`` containers deep: a recursive
+        definition made llguidance's schema compiler fail ("Schema intersection stack level
+        exceeded") as soon as an anyOf, allOf or patternProperties met it."""
+        name = _ANY if depth == 0 else f"{_ANY}_{depth}"
+        if name not in self.defs:
+            self.defs[name] = {}  # reserve the name before recursing
             scalars: list = [{"type": "null"}, {"type": "boolean"},
                              self.walk({"type": "number"}), self.walk({"type": "string"})]
-            if self.bounds is None:
-                containers = [{"type": "array", "items": ref}, self.free_object(ref)]
+            if self.bounds is None and depth < _ANY_DEPTH:
+                inner = self.any_value(depth + 1)
+                containers = [{"type": "array", "items": inner}, self.free_object(inner)]
+            elif self.bounds is None:
+                containers = []
             else:  # nesting bounded: containers hold scalars only
                 containers = [{"type": "array", "items": {"anyOf": scalars},
                                "maxItems": self.bounds.max_items},
                               self.free_object({"anyOf": scalars})]
-            self.defs[_ANY] = {"anyOf": scalars + containers}
-        return {"$ref": f"#/$defs/{_ANY}"}
+            self.defs[name] = {"anyOf": scalars + containers}
+        return {"$ref": f"#/$defs/{name}"}
 
     def free_object(self, values: dict) -> dict:
         out: dict = {"type": "object"}
