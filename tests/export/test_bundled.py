@@ -185,3 +185,25 @@ def test_a_real_tool_is_matched(name):
                                         WEATHER[0]["function"]["parameters"])
                 except jsonschema.ValidationError as e:
                     raise AssertionError(f"{walk.text!r}: {e.message}") from None
+
+
+def test_values_of_any_type_compile_in_llguidance():
+    """An anyOf, allOf or patternProperties meeting a value of any type: llguidance's schema
+    compiler gave up on the recursive definition ("Schema intersection stack level
+    exceeded"); nested a bounded number of containers deep, it compiles."""
+    from llguidance import LLMatcher
+
+    from rtcompiler.export import export_grammar
+
+    f = family("qwen3")
+    for params in (
+            {"type": "object", "properties": {"x": {"anyOf": [{"type": "object"},
+                                                               {"type": "array"}]}}},
+            {"type": "object", "properties": {"x": {"allOf": [{}, {"type": "array"}]}}},
+            {"type": "object", "properties": {"x": {"allOf": [
+                {"type": "object"}, {"additionalProperties": {}}]}}}):
+        tools = [{"type": "function", "function": {"name": "t", "parameters": params}}]
+        text = export_grammar(f.template, tools=tools, format="llguidance", meta=f.meta,
+                              name="qwen3", prefix=f.prompt).text
+        error = LLMatcher.validate_grammar(LLMatcher.grammar_from_lark(text), llg_tokenizer())
+        assert error == "", f"{params}: {error}"
