@@ -159,8 +159,14 @@ class Builder:
         """(the explicit field the prefix leaves open, or None; the prefix's text after its
         last start-anchor match)."""
         parser = load_parser(self.template).ResponseParser(self.prefix)
+        # The prefix's text after the anchor may be held back until more comes (DeepSeek
+        # V3.1's ^<think> opens at the first feed): the end of the text flushes it, and
+        # closes what is open, which the trailing closes are.
+        held = parser.finalize()[1]
+        while held and held[-1]["type"] == "region_close":
+            held.pop()
         open_field: str | None = None
-        for event in parser.initial_events:
+        for event in parser.initial_events + held:
             if event["type"] == "region_open":
                 open_field = event["field"]
             elif event["type"] == "region_close":
