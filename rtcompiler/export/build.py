@@ -396,13 +396,7 @@ class Builder:
             assert node is not None
             options.append(seq(head, self.close_expr(name, node),
                                self.rule_for(position, tuple(steps), suffix)))
-        ends_after_close = f.content != "text" and any(
-            End(False) in steps for steps in groups.values())
-        if End(False) in after and ending and not ends_after_close:
-            # A body's region ends the turn with its marker only where no other close comes
-            # before the marker: Phi-4-mini writes <|/tool_call|><|end|>, never ]<|end|>,
-            # and llguidance's greedy lexer could not tell "]" then a close from "]<|end|>"
-            # in one terminal.
+        if End(False) in after and ending:
             node = close.written(Written(), ending)
             if node is not None:
                 options.append(seq(head, self.close_expr(name, node)))
