@@ -169,10 +169,18 @@ class Output:
 
 
 @cache
-def response_template(style: str) -> dict:
+def response_template(style: str, robust: bool = False) -> dict:
+    """The style's bundled grammar: its strict form (the reference's template; every
+    ratio compares like with like), or with ``robust`` the form as bundled, with the
+    robustness extensions it opts in to (docs/extensions.md)."""
     from rtcompiler.grammars import grammar
 
-    return grammar(style).spec
+    return grammar(style if robust else f"{style}:strict").spec
+
+
+def has_robust_form(style: str) -> bool:
+    """Whether the style's bundled grammar opts in to a robustness extension."""
+    return response_template(style, robust=True) != response_template(style)
 
 
 @cache

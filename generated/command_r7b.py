@@ -20,6 +20,39 @@ ResponseParser(prefix, *, tools=None) with .initial_events, .feed(text),
 
 from __future__ import annotations
 
+def region_table():
+    """The state machine: one Region per field, with its delimiters (Watched;
+    _REGEXES[i] is the i-th compiled pattern, below) and the function that
+    processes its text. Called as TABLE once every name it uses is bound."""
+    return RegionTable(
+        regions=[
+            Region(
+                name='reasoning_content',
+                open=Watched(regex=_REGEXES[1], is_literal=True, can_extend=False, literals=['<|START_THINKING|>']),
+                close=Watched(regex=_REGEXES[2], is_literal=True, can_extend=False, literals=['<|END_THINKING|>']),
+                streamable=True, repeats=False, join=None, optional=True,
+                process=_process_0,
+            ),
+            Region(
+                name='tool_calls',
+                open=Watched(regex=_REGEXES[3], is_literal=True, can_extend=False, literals=['<|START_ACTION|>']),
+                close=Watched(regex=_REGEXES[4], is_literal=True, can_extend=False, literals=['<|END_ACTION|>']),
+                streamable=False, repeats=False, join=None, optional=True,
+                process=_process_1,
+            ),
+            Region(
+                name='content',
+                open=Watched(regex=_REGEXES[5], is_literal=True, can_extend=False, literals=['<|START_RESPONSE|>']),
+                close=Watched(regex=_REGEXES[6], is_literal=True, can_extend=False, literals=['<|END_RESPONSE|>']),
+                streamable=True, repeats=False, join=None, optional=True,
+                process=_process_2,
+            ),
+        ],
+        implicit=None,
+        defaults={'role': 'assistant'},
+        start_anchor=_REGEXES[0],
+    )
+
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.engine [engine]
 # ------------------------------------------------------------------------------
@@ -1925,8 +1958,8 @@ def parse_json(body: str, args: dict) -> object:
     delims = args["string_delims"]
     if delims and (_PARK_OPEN in body or _PARK_CLOSE in body):
         raise ValueError(
-            "json: the text contains \\x01 or \\x02, which string_delims parsing "
-            "reserves; refusing to parse it"
+            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse "
+            "safely. (string_delims parsing reserves them)"
         )
     working = body
     parked: list = []
@@ -1939,11 +1972,13 @@ def parse_json(body: str, args: dict) -> object:
         # Iterate the value as written: a malformed string_delims fails here with the
         # same exception the reference raises (unpacking a non-pair, iterating None, ...).
         for open_d, close_d in delims:
-            if not isinstance(open_d, str) or not isinstance(close_d, str):
-                raise TypeError(
-                    f"json: string_delims entries must be pairs of strings, "
-                    f"got {type(open_d).__name__} and {type(close_d).__name__}"
-                )
+            for end in (open_d, close_d):
+                if not isinstance(end, str):
+                    # The reference's message: escaping iterates the delimiter.
+                    raise TypeError(
+                        f"{type(end).__name__!r} object is not iterable "
+                        "(json: string_delims entries must be pairs of strings)"
+                    )
             working = _park_strings(working, open_d, close_d, parked)
         if key_pattern is not None:
             working = _quote_keys(working, key_pattern)
@@ -1972,10 +2007,12 @@ def parse_json(body: str, args: dict) -> object:
         if args["allow_non_json"]:
             return parse_text(body, args)
         if working == body:
-            raise ValueError(f"json: the region is not JSON ({exc}).\nText: {body!r}") from exc
+            raise ValueError(
+                f"json parser could not parse region as JSON.\nContent: {body!r}\nError: {exc}"
+            ) from exc
         raise ValueError(
-            f"json: the region is not valid JSON after the string_delims/unquoted_keys "
-            f"rewrites ({exc}).\nText: {body!r}\nRewritten: {working!r}"
+            f"json: could not parse after dialect transforms.\nOriginal: {body!r}\n"
+            f"Transformed: {working!r}\nError: {exc}"
         ) from exc
 
 
@@ -1988,21 +2025,22 @@ def apply_transform(node: list, scope: dict) -> object:
     if kind == "ref":
         _, path, root, keys = node
         if root not in scope:
+            # Exactly the reference's message: a KeyError shows its argument quoted,
+            # so nothing can follow it.
             raise KeyError(
-                f"transform placeholder '{{{path}}}' names nothing in scope; "
-                f"available: {sorted(scope)}"
+                f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}"
             )
         value = scope[root]
         for key in keys:
             if not isinstance(value, dict):
                 raise ValueError(
-                    f"transform placeholder '{{{path}}}' cannot look up '{key}' "
-                    f"in a {type(value).__name__}"
+                    f"transform placeholder '{{{path}}}' cannot index into "
+                    f"{type(value).__name__} at '{key}'"
                 )
             if key not in value:
                 raise ValueError(
-                    f"transform placeholder '{{{path}}}': no key '{key}'; "
-                    f"available: {sorted(value)}"
+                    f"transform placeholder '{{{path}}}' is missing key '{key}'. "
+                    f"Available: {sorted(value)}"
                 )
             value = value[key]
         # The value itself, not a copy: "{content}" hands the parsed value on.
@@ -2033,20 +2071,406 @@ def transform_each(value: object, captures: dict, node: list, field_name: str) -
     """
     if not isinstance(value, list):
         raise ValueError(
-            f"Field '{field_name}': transform_each needs the parsed content to be a list, "
-            f"got {type(value).__name__}"
+            f"Field '{field_name}': transform_each requires the parsed content to be a list, "
+            f"got {type(value).__name__}."
         )
     out = []
     for item in value:
         if not isinstance(item, dict):
             raise ValueError(
-                f"Field '{field_name}': transform_each needs every element to be a dict, "
-                f"got {type(item).__name__}"
+                f"Field '{field_name}': transform_each requires each list element to be a "
+                f"dict, got {type(item).__name__}."
             )
         scope = dict(captures)
         scope.update(item)
         out.append(apply_transform(node, scope))
     return out
+
+
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.functions [tool_schema]
+# ------------------------------------------------------------------------------
+import inspect as _inspect  # noqa: E402
+import json as _json  # noqa: E402
+import re as _re  # noqa: E402
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+
+class TypeHintParsingException(Exception):
+    """A parameter has no type hint, or one that has no JSON schema equivalent."""
+
+
+class DocstringParsingException(Exception):
+    """The docstring is missing, or does not describe every parameter."""
+
+
+# Python types whose values can be written as JSON scalars, with their JSON type names:
+# the only values an ``enum`` may list. Looked up by exact type (a bool is not an int).
+_SCALAR_TYPE_NAMES: dict[type, str] = {
+    int: "integer",
+    float: "number",
+    str: "string",
+    bool: "boolean",
+    type(None): "null",
+}
+
+# Bare (unparameterised) hints with a fixed schema, as (type, schema) pairs.
+_BARE_SCHEMAS: tuple[tuple[Any, dict[str, str]], ...] = (
+    (int, {"type": "integer"}),
+    (float, {"type": "number"}),
+    (str, {"type": "string"}),
+    (bool, {"type": "boolean"}),
+    (type(None), {"type": "null"}),
+    (list, {"type": "array"}),
+    (tuple, {"type": "array"}),
+    (dict, {"type": "object"}),
+    (Any, {}),
+)
+
+# Types transformers maps only when the library defining them is installed (PIL
+# images, torch tensors). Such a hint can only exist if that library is imported, so
+# looking in _sys.modules decides exactly as transformers' availability checks do.
+_OPTIONAL_LIBRARY_TYPES: tuple[tuple[str, str, str], ...] = (
+    ("PIL.Image", "Image", "image"),
+    ("torch", "Tensor", "audio"),
+)
+
+_KEYWORDS = ("Args:", "Returns:", "Raises:")
+_CHOICES = _re.compile(r"\(choices:", _re.IGNORECASE)
+
+
+def tool_schema(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The tool JSON schema of ``fn``: ``{"type": "function", "function": {...}}``.
+
+    >>> def multiply(x: float, y: float = 2.0):
+    ...     '''Multiply two numbers.
+    ...
+    ...     Args:
+    ...         x: The first number
+    ...         y: The second number
+    ...     '''
+    >>> tool_schema(multiply)["function"]["parameters"]["required"]
+    ['x']
+    """
+    doc = _inspect.getdoc(fn)
+    name = getattr(fn, "__name__", "operation")
+    if not doc:
+        raise DocstringParsingException(
+            f"Cannot generate JSON schema for {name} because it has no docstring!"
+        )
+    doc = doc.strip()
+    description = _description(doc)
+    arg_descriptions = _arg_descriptions(doc)
+    returns_text = _returns(doc)
+
+    parameters = _parameters_schema(fn, name)
+    returns_schema = parameters["properties"].pop("return", None)
+    if returns_schema is not None and returns_text is not None:
+        returns_schema["description"] = returns_text
+    for arg, schema in parameters["properties"].items():
+        if arg not in arg_descriptions:
+            raise DocstringParsingException(
+                f"Cannot generate JSON schema for {name} because the docstring has no "
+                f"description for the argument '{arg}'"
+            )
+        text = arg_descriptions[arg]
+        choices = _choices(text)
+        if choices is not None:
+            start, payload = choices
+            schema["enum"] = [c.strip() if isinstance(c, str) else c for c in _json.loads(payload)]
+            text = text[:start].strip()
+        schema["description"] = text
+
+    function: dict[str, Any] = {"name": name, "description": description, "parameters": parameters}
+    if returns_schema is not None:
+        function["return"] = returns_schema
+    return {"type": "function", "function": function}
+
+
+# --- docstring ------------------------------------------------------------------------
+
+
+def _first_keyword(text: str, start: int, keywords: tuple[str, ...]) -> int:
+    """Index of the first occurrence of any keyword at or after ``start``, or len(text).
+
+    Keywords are found anywhere, even inside a word, as transformers finds them.
+    """
+    hits = [i for i in (text.find(k, start) for k in keywords) if i != -1]
+    return min(hits) if hits else len(text)
+
+
+def _block_start(text: str, heading: str) -> int | None:
+    """Where the first ``heading`` line's body begins, or ``None``.
+
+    A heading counts when it is followed directly by a newline and preceded by a
+    newline and whitespace only (so never on the docstring's first line).
+    """
+    marker = heading + "\n"
+    at = text.find(marker)
+    while at != -1:
+        before = text[:at]
+        gap = len(before) - len(before.rstrip())
+        if "\n" in before[len(before) - gap :]:
+            return at + len(marker)
+        at = text.find(marker, at + 1)
+    return None
+
+
+def _description(doc: str) -> str:
+    return doc[: _first_keyword(doc, 0, _KEYWORDS)].strip()
+
+
+def _returns(doc: str) -> str | None:
+    start = _block_start(doc, "Returns:")
+    if start is None:
+        return None
+    return doc[start : _first_keyword(doc, start, ("Raises:",))].strip()
+
+
+def _is_word_char(ch: str) -> bool:
+    # The standard library's \w, which transformers' docstring patterns use.
+    return ch.isalnum() or ch == "_"
+
+
+def _entry_head(block: str, line_start: int) -> tuple[str, str, int] | None:
+    """``(indent, name, end)`` if the line at ``line_start`` opens ``name:``.
+
+    The indent is spaces and tabs, the name a run of word characters, and ``end``
+    the index just after the colon.
+    """
+    i = line_start
+    while i < len(block) and block[i] in " \t":
+        i += 1
+    j = i
+    while j < len(block) and _is_word_char(block[j]):
+        j += 1
+    if j == i or j >= len(block) or block[j] != ":":
+        return None
+    return block[line_start:i], block[i:j], j + 1
+
+
+def _arg_descriptions(doc: str) -> dict[str, str]:
+    """Argument name -> description, from the first ``Args:`` block."""
+    start = _block_start(doc, "Args:")
+    if start is None:
+        return {}
+    block = doc[start : _first_keyword(doc, start, ("Returns:", "Raises:"))].rstrip()
+    block = "\n".join(line for line in block.split("\n") if line.strip())
+
+    found: dict[str, str] = {}
+    line_start = 0
+    while line_start <= len(block):
+        head = _entry_head(block, line_start)
+        if head is None:
+            newline = block.find("\n", line_start)
+            if newline == -1:
+                break
+            line_start = newline + 1
+            continue
+        indent, name, after_colon = head
+        # The description starts after all whitespace following the colon, even
+        # newlines, and runs up to the next line that opens an entry without being
+        # indented deeper than this one, or to the end of the block.
+        begin = after_colon
+        while begin < len(block) and block[begin].isspace():
+            begin += 1
+        end = _entry_end(block, begin, indent)
+        found[name] = _join_lines(block[begin:end].strip())
+        if end >= len(block):
+            break
+        line_start = end + 1
+    return found
+
+
+def _entry_end(block: str, begin: int, indent: str) -> int:
+    """Index of the newline ending the entry whose text starts at ``begin``."""
+    newline = block.find("\n", begin)
+    while newline != -1:
+        rest = newline + 1
+        after_indent = rest + len(indent)
+        deeper = block.startswith(indent, rest) and block[after_indent : after_indent + 1] in (
+            " ",
+            "\t",
+        )
+        if not deeper and _entry_head(block, rest) is not None:
+            return newline
+        newline = block.find("\n", rest)
+    return len(block)
+
+
+def _join_lines(text: str) -> str:
+    """Each run of whitespace that spans a line break becomes one space."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if not text[i].isspace():
+            out.append(text[i])
+            i += 1
+            continue
+        j = i
+        while j < len(text) and text[j].isspace():
+            j += 1
+        run = text[i:j]
+        out.append(" " if "\n" in run else run)
+        i = j
+    return "".join(out)
+
+
+def _choices(text: str) -> tuple[int, str] | None:
+    """``(start, json_text)`` of a trailing ``(choices: ...)``, or ``None``.
+
+    The first ``(choices:`` (any case) counts, provided the description ends with
+    ``)``; the JSON is what lies between, without leading whitespace.
+    """
+    if not text.endswith(")"):
+        return None
+    m = _CHOICES.search(text)
+    if m is None:
+        return None
+    return m.start(), text[m.end() : -1].lstrip()
+
+
+# --- type hints -----------------------------------------------------------------------
+
+
+def _parameters_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
+    hints = get_type_hints(fn)
+    signature = _inspect.signature(fn)
+    params = signature.parameters
+    # A method's receiver is recognised by name and by having no annotation.
+    first = next(iter(params), None)
+    receiver = (
+        first
+        if first in ("self", "cls") and params[first].annotation == _inspect.Parameter.empty
+        else None
+    )
+    required = []
+    for pname, param in params.items():
+        if pname == receiver:
+            continue
+        if param.annotation == _inspect.Parameter.empty:
+            raise TypeHintParsingException(
+                f"Argument {pname} is missing a type hint in function {name}"
+            )
+        if param.default == _inspect.Parameter.empty:
+            required.append(pname)
+
+    properties: dict[str, Any] = {}
+    for pname, hint in hints.items():
+        if pname == receiver:
+            continue
+        if pname == "return":
+            # Models never write the return value: an unconvertible return hint is
+            # left out rather than failing the whole tool.
+            try:
+                properties[pname] = _hint_schema(hint)
+            except TypeHintParsingException:
+                pass
+        else:
+            properties[pname] = _hint_schema(hint)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _bare_schema(hint: Any) -> dict[str, Any] | None:
+    # A dict look-up, like the reference's, so an unhashable hint raises TypeError.
+    table = {t: s for t, s in _BARE_SCHEMAS}
+    for module_name, attr, json_type in _OPTIONAL_LIBRARY_TYPES:
+        module = _sys.modules.get(module_name)
+        if module is not None and hasattr(module, attr):
+            table[getattr(module, attr)] = {"type": json_type}
+    found = table.get(hint)
+    return dict(found) if found is not None else None
+
+
+def _enum_schema(values: list[Any]) -> dict[str, Any]:
+    # Each JSON type present, once, in order of first appearance.
+    names = list(dict.fromkeys(_SCALAR_TYPE_NAMES[type(v)] for v in values))
+    return {"type": names[0] if len(names) == 1 else names, "enum": values}
+
+
+def _hint_schema(hint: Any) -> dict[str, Any]:
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is None:
+        if isinstance(hint, type) and issubclass(hint, Enum):
+            values = [member.value for member in hint]
+            if not values:
+                raise TypeHintParsingException(
+                    f"The Enum {hint.__name__} has no members, so no value could ever match it."
+                )
+            if any(type(v) not in _SCALAR_TYPE_NAMES for v in values):
+                raise TypeHintParsingException(
+                    f"The Enum {hint.__name__} has member values that cannot be written as "
+                    f"JSON scalars.\nValues: {values}\nEnum member values must be int, float, "
+                    "str, bool or None to be converted to a JSON schema."
+                )
+            return _enum_schema(values)
+        schema = _bare_schema(hint)
+        if schema is None:
+            raise TypeHintParsingException(
+                f"Couldn't convert the type hint {hint!r} to a JSON schema, likely because it "
+                "is a custom class or object. Supported type hints are basic types like int, "
+                "float, str and bool, Enum classes, typing.Literal, and list, tuple, dict and "
+                "Union types containing those. If you need a more complex schema than that, "
+                "you can write the JSON schema for your tool by hand and pass that instead of "
+                "the function."
+            )
+        return schema
+    if origin is Union or origin is _types.UnionType:
+        choices = [_hint_schema(a) for a in args if a is not type(None)]
+        if len(choices) == 1:
+            result = choices[0]
+        elif all(c.keys() == {"type"} and isinstance(c["type"], str) for c in choices):
+            # Plain types merge into a sorted list of names (duplicates dropped); any
+            # choice with more to say (items, enum, ...) keeps the union as anyOf.
+            names = sorted({c["type"] for c in choices})
+            result = {"type": names[0] if len(names) == 1 else names}
+        else:
+            result = {"anyOf": choices}
+        if type(None) in args:
+            result["nullable"] = True
+        return result
+    if origin is Literal and args:
+        if any(type(a) not in _SCALAR_TYPE_NAMES for a in args):
+            raise TypeHintParsingException(
+                "Only the valid python literals can be listed in typing.Literal."
+            )
+        return _enum_schema(list(args))
+    if origin is list:
+        return {"type": "array", "items": _hint_schema(args[0])} if args else {"type": "array"}
+    if origin is tuple:
+        if not args:
+            return {"type": "array"}
+        if len(args) == 1:
+            raise TypeHintParsingException(
+                f"The type hint {str(hint).replace('typing.', '')} is a Tuple with a single "
+                "element, which we do not automatically convert to JSON schema as it is rarely "
+                "necessary. If this input can contain more than one element, we recommend using "
+                "a list[] type instead, or if it really is a single element, remove the tuple[] "
+                "wrapper and just pass the element directly."
+            )
+        if ... in args:
+            raise TypeHintParsingException(
+                "Conversion of '...' is not supported in Tuple type hints. Use list[] types "
+                "for variable-length inputs instead."
+            )
+        return {"type": "array", "prefixItems": [_hint_schema(a) for a in args]}
+    if origin is dict:
+        schema = {"type": "object"}
+        if len(args) == 2:
+            schema["additionalProperties"] = _hint_schema(args[1])
+        return schema
+    # Two arguments, as the reference raises it: its message is the pair's repr.
+    raise TypeHintParsingException(
+        "Couldn't parse this type hint, likely due to a custom class or object: ", hint
+    )
 
 
 
@@ -2067,14 +2491,9 @@ def tool_parameters(tools: "Iterable[Any] | None") -> dict:  # noqa: UP037
     """
     params: dict = {}
     for tool in tools or []:
-        # inspect.isfunction/ismethod, without importing inspect into every module.
+        # inspect.isfunction/ismethod: the functions the reference converts.
         if isinstance(tool, (_types.FunctionType, _types.MethodType)):
-            raise TypeError(
-                f"tools: {getattr(tool, '__name__', 'a function')!r} is a Python function; "
-                "a compiled parser only takes JSON schemas. Convert it first with "
-                "rtcompiler.tool_schema(fn) (the same schema transformers' "
-                "get_json_schema builds), or pass the tool's JSON schema."
-            )
+            tool = tool_schema(tool)
         spec = tool.get("function", tool) if isinstance(tool, dict) else None
         if isinstance(spec, dict) and isinstance(spec.get("name"), str):
             parameters = spec.get("parameters")
@@ -2284,9 +2703,15 @@ class Watched:
 class Region:
     """One field of the template."""
 
-    __slots__ = ("name", "open", "close", "streamable", "repeats", "join", "optional", "process")
+    __slots__ = (
+        "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
+        "recover", "outside_strings",
+    )
 
-    def __init__(self, name, open, close, streamable, repeats, join, optional, process) -> None:
+    def __init__(
+        self, name, open, close, streamable, repeats, join, optional, process,
+        recover=False, outside_strings=False,
+    ) -> None:
         self.name = name
         self.open = open
         self.close = close
@@ -2295,6 +2720,10 @@ class Region:
         self.join = join
         self.optional = optional
         self.process = process  # (body, captures) -> value
+        # The robustness extensions (docs/extensions.md): a failed or unfinished region's
+        # body becomes implicit text; the close counts only outside the body's JSON strings.
+        self.recover = recover
+        self.outside_strings = outside_strings
 
 
 class RegionTable:
@@ -2304,7 +2733,7 @@ class RegionTable:
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
         "anchor_literals", "required", "watches", "landmarks", "walks", "modes", "prompt_states",
         "context_free",
-        "transitions", "states",
+        "transitions", "states", "string_modes",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -2404,6 +2833,11 @@ class RegionTable:
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches)
+        # Regions whose close counts only outside JSON strings: their mode has a scan of
+        # its own (see ResponseStream.scan_outside_strings), no quick path and no walk.
+        self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
+        for mode in self.string_modes:
+            self.walks.pop(mode, None)
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
         # Per mode, whether no watched delimiter reads the character before where
@@ -2419,7 +2853,10 @@ class RegionTable:
         # Per mode, what entering it sets: the quick path's searches, and whether
         # the region's chunks are dirty (not part of the final value).
         self.modes = {
-            mode: (self.quiet.get(mode), mode is not None and not self.by_name[mode].streamable)
+            mode: (
+                None if mode in self.string_modes else self.quiet.get(mode),
+                mode is not None and not self.by_name[mode].streamable,
+            )
             for mode in modes
         }
         self.modes.setdefault(None, (self.quiet.get(None), False))
@@ -2682,7 +3119,7 @@ class WholePass:
         if type(text) is not str:
             text = self.checked(text)
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         if text:
             self.append(text)
         self.whole = {}
@@ -2701,10 +3138,17 @@ class WholePass:
         if self.current in table.walks and self.walk(held, base, table.walks):
             return
         watches = table.watches
+        string_modes = table.string_modes
         while True:
             pos = self.pos
             best = best_kind = best_region = None
-            for kind, region, delimiter, watcher in watches[self.current]:
+            if self.current in string_modes:
+                found = self.scan_outside_strings(True)[0]
+                if found is not None:
+                    best_kind, best_region, best = found
+            for kind, region, delimiter, watcher in (
+                () if self.current in string_modes else watches[self.current]
+            ):
                 cached = whole.get(watcher)
                 if (
                     cached is not None and cached is not _SLOW and cached[0] <= pos
@@ -2727,11 +3171,14 @@ class WholePass:
                     best, best_kind, best_region = m, kind, region
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
+            left = self.current in string_modes
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
                 best.captured() if best_kind == "open" else None,
             ):
                 return
+            if left and self.current in table.walks and self.walk(held, base, table.walks):
+                return  # back from a region that is not walked, to the walk
         self.end_whole(held, base)
 
     def commit_whole(self, held, base, start, end, kind, region, captures):
@@ -2759,7 +3206,7 @@ class WholePass:
                 self.opened = True
                 self.tail.append(held[self.pos - base :])
             self.pos = self.end
-        self.close_current(None)
+        self.close_current(None, True)
 
     def walk(self, held, base, walks):
         """``whole_pass`` from one landmark to the next, while the mode is one of
@@ -3058,6 +3505,7 @@ class StreamMemo:
             len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
             or self.held_by is not None or self.known is not None
             or any(e["type"] == "region_close" for e in self.initial_events)
+            or self.strings is not None
         ):
             return
         kept = tuple(getattr(self, name) for name in self._KEPT)
@@ -3213,15 +3661,17 @@ class ResponseStream(StreamMemo, WholePass):
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
-        "initial_events", "formed",
+        "initial_events", "formed", "strings",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
         if prefix is None:
             raise ValueError(
-                "a prefix is required: pass the chat prompt that preceded the generation "
-                "(the chat template may have opened a region, such as <think>, before the "
-                'model started), or prefix="" if the generation holds the whole message'
+                "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to "
+                "the model before generation), because chat templates often pre-write part of "
+                "the assistant message (e.g. an opening `<think>` tag) that the parser must see "
+                "to parse the output correctly. If the generation already contains the complete "
+                'message, pass `prefix=""` to opt out explicitly.'
             )
         self.table = table
         self.coerce = coerce  # typed tool-call arguments, or None
@@ -3263,6 +3713,7 @@ class ResponseStream(StreamMemo, WholePass):
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
         self.formed = 0  # parse_whole: characters its successful stdlib matches went through
+        self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -3512,7 +3963,7 @@ class ResponseStream(StreamMemo, WholePass):
                 self.remember_transition(key, ((), stop, None))
             return events
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         if text:
             self.append(text)
         events = []
@@ -3525,12 +3976,15 @@ class ResponseStream(StreamMemo, WholePass):
         ``content: null``), a ``str`` subclass's own text. Anything else is refused
         (TypeError) when fed, not later, when the region holding it closes."""
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         if not text:
             return ""
         if isinstance(text, str):
             return str.__str__(text)
-        raise TypeError(f"feed takes text (a str), not {type(text).__name__}")
+        raise TypeError(
+            f'can only concatenate str (not "{type(text).__name__}") to str '
+            "(feed takes text, a str)"
+        )
 
     def keep_unsent(self, before, unsent, text):
         """Append ``text`` (``unsent``: the text from ``pos`` to the new end),
@@ -3544,7 +3998,7 @@ class ResponseStream(StreamMemo, WholePass):
 
     def finalize(self):
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         # The final pass commits what feeds held back: the state a feed numbered is
         # gone, and a feed after a finalize that raised starts from what it left.
         self.forget()
@@ -3559,7 +4013,9 @@ class ResponseStream(StreamMemo, WholePass):
         if table.required:
             missing = [name for name in table.required if name not in output]
             if missing:
-                raise ValueError(f"required fields missing from the parsed output: {missing}")
+                raise ValueError(
+                    f"Required response_template fields missing from parsed output: {missing}"
+                )
         # Empty values (None, "", [], {}) are dropped in place, keeping the order of
         # the rest, unless the template gives them as defaults.
         defaults = table.defaults
@@ -3636,6 +4092,11 @@ class ResponseStream(StreamMemo, WholePass):
                         record.append((True, region, m.start - start, m.end - start, captures))
                     self.close_current(events)
                     self.open_region(events, region, captures)
+                    if region.outside_strings and record is not None:
+                        # What a feed does in here depends on the body's strings too,
+                        # which a transition's key does not name: nothing is remembered.
+                        record = None
+                        self.node = None
                 else:
                     if record is not None:
                         record.append((False, region, m.start - start, m.end - start, None))
@@ -3661,7 +4122,7 @@ class ResponseStream(StreamMemo, WholePass):
                 if self.pos < self.end:
                     self.accumulate(events, self.text(self.pos, self.end))
                     self.pos = self.end
-                self.close_current(events)
+                self.close_current(events, True)
                 break
             if hold_start > self.pos:
                 self.accumulate(events, self.text(self.pos, hold_start))
@@ -3716,6 +4177,8 @@ class ResponseStream(StreamMemo, WholePass):
         return scanner
 
     def scan(self, watch, eos):
+        if self.current in self.table.string_modes:
+            return self.scan_outside_strings(eos)
         n = self.end
         held_by = self.held_by
         if held_by is not None and not eos and held_by[1] == self.pos and held_by[2] is watch:
@@ -3776,6 +4239,98 @@ class ResponseStream(StreamMemo, WholePass):
         if best is None and holder is not None and whole is None:
             self.held_by = (holder, hold_start, watch)
         return best, hold_start
+
+    def scan_outside_strings(self, eos):
+        """``scan`` in a region whose close counts only where it begins outside the
+        body's JSON strings (docs/extensions.md): ``(("close", region, Match) or None,
+        where the held text begins)``.
+
+        The strings are tracked once over the body (see JsonStrings). The close is
+        searched for from ``next``, the first place not yet ruled out, up to the
+        opening quote of the next string: a close cannot consume the quote, so none
+        that begins before it reaches into the string, except by a lookahead, for
+        which the search reads on. A place is ruled out once a search found nothing
+        beginning there, even pending, so each character is searched about once.
+        """
+        self.held_by = None
+        region = self.table.by_name[self.current]
+        strings = self.strings
+        regex = region.close.regex
+        if strings is None:
+            strings = self.strings = JsonStrings(self.pos)
+            pre = regex.prefilter
+            if pre is not None and not pre.lead and pre.lead_class is None:
+                # Finds where a match or attempt can begin (none begins before, since
+                # nothing leads the close's literals): a stdlib search skips the rest.
+                strings.danger = pre.quiet_search
+                if regex.captures is not None and regex.tail:
+                    strings.form = regex.captures
+        held, base = self.held()
+        n = self.end
+        self.examined += strings.track(held, base, n)
+        spans = strings.spans
+        danger = strings.danger
+        while True:
+            at = strings.outside_from(strings.next)
+            if at is None:  # inside a string still open: no close can begin before n
+                return None, n
+            strings.next = at
+            if danger is not None:
+                found = danger(held, at - base)
+                if found is None:
+                    self.examined += n - at
+                    strings.next = n
+                    return None, n
+                start = found.start() + base
+                self.examined += start - at
+                if start > at:
+                    strings.next = start  # nothing can begin before it
+                    continue
+                form = strings.form
+                if eos and form is not None:
+                    # The text is complete: the close's stdlib form tells whether a
+                    # match begins here (it reads a bounded stretch past it: ``tail``).
+                    m = form.match(held, at - base)
+                    if m is None:
+                        strings.next = at + 1
+                        continue
+                    self.examined += m.end() - (at - base)
+                    return ("close", region, Match(at, m.end() + base, False)), at
+            k = 0  # spans[k]: the next string (outside_from left the earlier ones out)
+            quote = spans[0][0] if spans else None
+            stop = n if quote is None else quote + 1
+            scanner = Scanner(regex, held, at - base, 0)
+            fed = at - base
+            while True:
+                scanner.feed_range(fed, stop - base)
+                fed = stop - base
+                if stop >= n:
+                    break
+                alive = scanner.alive_from()
+                if alive is None or alive + base > quote:
+                    break  # nothing that began by the quote is still alive
+                k += 1
+                stop = n if k >= len(spans) else spans[k][0] + 1
+            final = stop >= n
+            m = scanner.result(final and not eos)
+            self.retired_steps += scanner.steps
+            self.retired_searched += scanner.searched
+            if m is None:
+                if final:
+                    strings.next = n
+                    return None, n
+                strings.next = quote + 1
+                continue
+            start = m.start + base
+            if quote is not None and start > quote:
+                strings.next = quote + 1  # nothing begins by the quote
+                continue
+            if m.partial or (
+                not eos and final and self.can_grow(region.close, m, n - base)
+            ):
+                strings.next = start
+                return None, start
+            return ("close", region, Match(start, m.end + base, False)), start
 
     def pends_here(self, watcher, delimiter):
         """The watcher's answer from ``pos``, and whether its delimiter still pends
@@ -3942,7 +4497,8 @@ class ResponseStream(StreamMemo, WholePass):
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
 
-    def close_current(self, events):
+    def close_current(self, events, eos=False):
+        """Leave the open region, giving its value; ``eos``: the output ended in it."""
         if self.current is None or not self.opened:
             self.reset()
             return
@@ -3950,6 +4506,12 @@ class ResponseStream(StreamMemo, WholePass):
         if tail:
             self.body.append("".join(tail))
             tail.clear()
+        region = self.table.by_name[self.current]
+        if eos and region.recover and region.close is not None:
+            # Unfinished: never a value, however its text would parse.
+            self.recovered("".join(self.body), _UNFINISHED, events)
+            self.reset()
+            return
         try:
             self.close_with("".join(self.body), events)
         except BaseException:
@@ -3965,15 +4527,21 @@ class ResponseStream(StreamMemo, WholePass):
         """Give the open region's value (its whole text is ``text``) to the message;
         the caller then leaves the region."""
         region = self.table.by_name[self.current]
-        value = region.process(text, self.captures)
-        if self.coerce is not None and type(value) is not str:  # a string holds no tool call
-            value = self.coerce(value)
+        try:
+            value = region.process(text, self.captures)
+            if self.coerce is not None and type(value) is not str:  # a string holds no call
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError) as error:
+            if not region.recover:
+                raise
+            self.recovered(text, str(error), events)
+            return
         name = self.current
         if region.join is not None:
             if not isinstance(value, str):
                 raise ValueError(
-                    f"field {name!r}: 'join' needs every match to parse to a string, "
-                    f"got {type(value).__name__}"
+                    f"Field '{name}': 'join' requires each match to parse to a string, "
+                    f"got {type(value).__name__}."
                 )
             previous = self.output.get(name)
             self.output[name] = value if previous is None else previous + region.join + value
@@ -3991,6 +4559,24 @@ class ResponseStream(StreamMemo, WholePass):
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": value})
 
+    def recovered(self, body, error, events):
+        """A recovering region that failed (``error``) gives no value; its body, unless
+        only whitespace, is a stretch of the implicit field of its own."""
+        name = self.current
+        if events is not None:
+            events.append({"type": "region_close", "field": name, "value": None, "error": error})
+        if body.strip():
+            implicit = self.table.implicit
+            self.current, self.captures = implicit, {}
+            if events is not None:
+                events.append({"type": "region_open", "field": implicit})
+                events.append({
+                    "type": "region_chunk", "field": implicit, "text": body,
+                    "dirty": self.table.modes[implicit][1],
+                })
+            self.close_with(body, events)
+            self.current = name
+
     def reset(self):
         table = self.table
         mode = self.current = table.implicit  # enter, written out (a call less per region)
@@ -3999,6 +4585,92 @@ class ResponseStream(StreamMemo, WholePass):
         self.body = []
         self.tail = []
         self.opened = False
+        self.strings = None
+
+
+_UNFINISHED = "unfinished: the output ended inside the region"
+
+
+class JsonStrings:
+    """The JSON strings of an open region's body, tracked once over it as it grows.
+
+    ``spans`` holds ``[opening quote, closing quote or None]`` of the strings from
+    the first that may still matter on; a position inside one (after its opening
+    quote, up to its closing quote) is inside a string. ``next`` is the first place
+    where the region's close may still begin (see scan_outside_strings).
+    """
+
+    __slots__ = ("at", "inside", "escaped", "spans", "next", "danger", "form")
+
+    def __init__(self, start) -> None:
+        self.at = start  # tracked up to here
+        self.inside = False
+        self.escaped = False  # inside, and the character at ``at`` is escaped
+        self.spans: list = []
+        self.next = start
+        self.danger = None  # the close's quiet search, when it can skip text (see scan)
+        self.form = None  # with it, the close's stdlib form, when it reads a bounded tail
+
+    def track(self, held, base, end):
+        """Read the body from ``at`` to ``end`` (``held`` starts at ``base``); returns
+        how many characters that was. A string is crossed quote by quote (str.find),
+        a quote's escape told by the backslashes before it, read from ``at`` on only."""
+        i = self.at - base
+        stop = end - base
+        count = stop - i
+        spans = self.spans
+        while i < stop:
+            if self.inside:
+                if self.escaped:
+                    self.escaped = False
+                    i += 1
+                    continue
+                j = held.find('"', i, stop)
+                while j >= 0:
+                    k = j - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    if (j - k) % 2:  # an even run of backslashes before it: it ends the string
+                        break
+                    j = held.find('"', j + 1, stop)
+                if j < 0:
+                    # Open to the end: escaped when it ends with an odd run of backslashes.
+                    k = stop - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    self.escaped = (stop - 1 - k) % 2 == 1
+                    break
+                spans[-1][1] = base + j
+                self.inside = False
+                i = j + 1
+            else:
+                j = held.find('"', i, stop)
+                if j < 0:
+                    break
+                spans.append([base + j, None])
+                self.inside = True
+                i = j + 1
+        self.at = end
+        return count
+
+    def outside_from(self, at):
+        """The first position from ``at`` that is outside every string, or None when
+        ``at`` is inside a string that is still open. Strings before it are forgotten."""
+        spans = self.spans
+        k = 0
+        while k < len(spans):
+            opening, closing = spans[k]
+            if at <= opening:
+                break
+            if closing is None:
+                del spans[:k]
+                return None
+            if at <= closing:
+                at = closing + 1
+            k += 1
+        if k:
+            del spans[:k]
+        return at
 
 # Compiled delimiters: NFA, character classes and complete DFA tables per pattern.
 _REGEX_DATA = [
@@ -5248,6 +5920,7 @@ _TRANSFORM_1 = [
     ],
 ]
 
+
 def _process_0(body, captures):
     return body.strip()
 
@@ -5257,34 +5930,7 @@ def _process_1(body, captures):
 def _process_2(body, captures):
     return body.strip()
 
-TABLE = RegionTable(
-    regions=[
-        Region(
-            name='reasoning_content',
-            open=Watched(regex=_REGEXES[1], is_literal=True, can_extend=False, literals=['<|START_THINKING|>']),
-            close=Watched(regex=_REGEXES[2], is_literal=True, can_extend=False, literals=['<|END_THINKING|>']),
-            streamable=True, repeats=False, join=None, optional=True,
-            process=_process_0,
-        ),
-        Region(
-            name='tool_calls',
-            open=Watched(regex=_REGEXES[3], is_literal=True, can_extend=False, literals=['<|START_ACTION|>']),
-            close=Watched(regex=_REGEXES[4], is_literal=True, can_extend=False, literals=['<|END_ACTION|>']),
-            streamable=False, repeats=False, join=None, optional=True,
-            process=_process_1,
-        ),
-        Region(
-            name='content',
-            open=Watched(regex=_REGEXES[5], is_literal=True, can_extend=False, literals=['<|START_RESPONSE|>']),
-            close=Watched(regex=_REGEXES[6], is_literal=True, can_extend=False, literals=['<|END_RESPONSE|>']),
-            streamable=True, repeats=False, join=None, optional=True,
-            process=_process_2,
-        ),
-    ],
-    implicit=None,
-    defaults={'role': 'assistant'},
-    start_anchor=_REGEXES[0],
-)
+TABLE = region_table()
 
 
 

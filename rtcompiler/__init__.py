@@ -9,6 +9,6 @@ The pipeline, one package per stage:
 __version__ = "0.1.0"
 
 from .api import CompiledParser, compile_template  # noqa: E402
-from .template.functions import tool_schema  # noqa: E402
+from .runtime.functions import tool_schema  # noqa: E402
 
 __all__ = ["CompiledParser", "__version__", "compile_template", "tool_schema"]

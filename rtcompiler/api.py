@@ -6,8 +6,8 @@
 >>> parser.parse_response("Hi<|im_end|>", prefix="<|im_start|>assistant\\n")
 {'content': 'Hi'}
 
-Unlike a generated module, this API also takes Python functions as tools
-(type hints and a Google-style docstring), converted as transformers does.
+Tools are JSON schemas or Python functions (type hints and a Google-style docstring),
+which the generated module converts as transformers' ``get_json_schema`` does.
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from types import ModuleType
 from typing import Any
 
 from .codegen import generate_module, load_parser
+from .runtime.functions import tool_schema
 from .template import Template, load_template
-from .template.functions import tool_schema
 
 
 def _schemas(tools: list | None) -> list | None:
+    """The tools with functions converted once, up front: for callers that hand the same
+    tools to many parsers, or to workers that must get data, not code."""
     if tools is None:
         return None
     return [tool_schema(t) if inspect.isfunction(t) or inspect.ismethod(t) else t for t in tools]
@@ -40,12 +42,14 @@ class CompiledParser:
         """The generated module's source, as ``rtc compile`` writes it."""
         return generate_module(self.template)
 
-    def parse_response(self, text: str, *, prefix: str | None = None, tools: list | None = None) -> dict:
-        return self.module.parse_response(text, prefix=prefix, tools=_schemas(tools))
+    def parse_response(
+        self, text: str, *, prefix: str | None = None, tools: list | None = None
+    ) -> dict:
+        return self.module.parse_response(text, prefix=prefix, tools=tools)
 
     def response_parser(self, prefix: str | None = None, *, tools: list | None = None) -> Any:
         """A streaming parser (``initial_events``, ``feed``, ``finalize``)."""
-        return self.module.ResponseParser(prefix, tools=_schemas(tools))
+        return self.module.ResponseParser(prefix, tools=tools)
 
 
 def compile_template(template: dict | Template | str | Path) -> CompiledParser:

@@ -3,7 +3,7 @@
 >>> from rtcompiler import compile_template
 >>> from rtcompiler.openai import DeltaStream
 >>> stream = DeltaStream(compile_template("qwen3"), "<|im_start|>assistant\\n",
-...                      call_id=lambda index: f"call_{index}")
+...                      call_id=lambda index: f"call_{index}", live_calls=True)
 >>> stream.initial_deltas
 [{'role': 'assistant'}]
 >>> stream.feed('Sure.\\n<tool_call>\\n{"name": "f", "arguments": {"x": 1')
@@ -54,6 +54,7 @@ class DeltaStream(_runtime.DeltaStream):
         tools: list | None = None,
         call_id: Callable[[int], str] | None = None,
         ensure_ascii: bool = False,
+        live_calls: bool = False,
     ) -> None:
         compiled = parser if isinstance(parser, CompiledParser) else compile_template(parser)
         schemas = _schemas(tools)
@@ -64,6 +65,7 @@ class DeltaStream(_runtime.DeltaStream):
             call_id=call_id,
             ensure_ascii=ensure_ascii,
             regex=compile_regex,
+            live_calls=live_calls,
         )
 
 

@@ -521,6 +521,13 @@ def _list(args: argparse.Namespace) -> int:
         used = grammar.spec.get("extensions") or []
         extension = f" (extension: {', '.join(used)})" if used else ""
         rows.append((name, families + extension))
+        strict = grammars.grammar(f"{name}:{grammars.STRICT}")
+        if strict.spec != grammar.spec:
+            kept = strict.spec.get("extensions") or []
+            note = f" (extension: {', '.join(kept)})" if kept else ""
+            rows.append(
+                (strict.spelling, f"strict form of {name}: the reference's behaviour{note}")
+            )
     width = max((len(name) for name, _ in rows), default=0)
     write_out("".join(f"{name.ljust(width)}  {families}\n" for name, families in rows))
     write_out(f"\n{grammars.FORMS_NOTE}\n")

@@ -75,7 +75,7 @@ class ContentPlan:
         return self.parser in STREAMABLE_PARSERS
 
 
-def _error_plan(parser: str, error: str, message: str) -> ContentPlan:
+def _error_plan(parser: str, error: str, message: object) -> ContentPlan:
     return ContentPlan(
         parser=parser,
         function="parse_content_error",
@@ -109,7 +109,8 @@ def _plan(content: str, content_args: Any, field_level: bool = False) -> Content
         return _error_plan(
             content,
             "AttributeError",
-            f"{content}: content_args must be a dict, got {type(content_args).__name__}",
+            f"{type(content_args).__name__!r} object has no attribute 'get' "
+            f"({content}: content_args must be a dict)",
         )
     function, section = PARSERS[content]
     strip = bool(content_args.get("strip", True))
@@ -142,7 +143,8 @@ def _plan(content: str, content_args: Any, field_level: bool = False) -> Content
             return _error_plan(
                 content,
                 "TypeError",
-                f"xml-inline: tag_pattern must be a string, got {type(pattern).__name__}",
+                "first argument must be a string or compiled pattern "
+                f"(xml-inline: tag_pattern is a {type(pattern).__name__}, not a string)",
             )
         tag_pattern = pattern
         args = {
@@ -213,21 +215,25 @@ def _value_parser_plan(spec: Any) -> ContentPlan | None:
         return _error_plan(
             "value_parser",
             "AttributeError",
-            f"value_parser must be a dict like {{'name': 'json'}}, got {type(spec).__name__}",
+            f"{type(spec).__name__!r} object has no attribute 'get' "
+            "(value_parser must be a dict like {'name': 'json'})",
         )
     name = spec.get("name", "text")
     try:
         known = name in PARSERS and name not in EXTENSION_PARSERS
     except TypeError:  # an unhashable name: the reference's table lookup raises this
         return _error_plan(
-            "value_parser", "TypeError", f"value_parser name must be a string, got {name!r}"
+            "value_parser",
+            "TypeError",
+            f"unhashable type: {type(name).__name__!r} (value_parser name must be a string)",
         )
     if not known:
         return _error_plan(
             "value_parser",
             "KeyError",
-            f"value_parser names unknown content parser {name!r}; "
-            f"known: {sorted(set(PARSERS) - EXTENSION_PARSERS)}",
+            # The reference's KeyError holds the name alone; a KeyError shows its
+            # argument quoted, so no detail can follow.
+            name,
         )
     return _plan(name, spec.get("args", {}))
 

@@ -1,19 +1,24 @@
 """Code generation: a validated template becomes one standalone Python module.
 
-The module is assembled from four kinds of parts, in this order:
+The module is assembled from five kinds of parts, in this order:
 
 1. a header naming the template (its SHA-256), the compiler version, and the
    region automaton in words;
-2. the runtime sections the template needs, copied verbatim from
+2. the region table, so that a reader sees the state machine on the first screen:
+   ``region_table()`` returns ``RegionTable(regions=[Region(name=..., open=...,
+   close=..., ...)], ...)`` with keyword arguments; the names it refers to (the
+   compiled delimiters ``_REGEXES``, the ``_process_N`` functions, the runtime
+   classes) are bound further down, and ``TABLE = region_table()`` comes once they are;
+3. the runtime sections the template needs, copied verbatim from
    ``rtcompiler/runtime/`` in the order of :mod:`.manifest` (the regex engine,
    the region machine and tool typing always; content parsers and transforms
    only when used);
-3. the compiled data: every delimiter's automaton (``Regex.to_data()``), the
+4. the compiled data: every delimiter's automaton (``Regex.to_data()``), the
    per-field content arguments, transforms and defaults -- all emitted through
    :func:`rtcompiler.codegen.literals.literal`, so nothing a template contains
    can become code;
-4. per-field functions specialised to the field's content parser and transform,
-   the region table, and the public API (``parse_response``, ``ResponseParser``).
+5. per-field functions specialised to the field's content parser and transform,
+   ``TABLE``, and the public API (``parse_response``, ``ResponseParser``).
 
 The same template always yields the same bytes.
 """
@@ -48,15 +53,18 @@ def generate_module(template: Template, *, openai: bool = False) -> str:
     if openai:
         module.need("deltas")
         extra.append(_openai_api(template, module))
+    table, defaults = _table(template, regions, anchor)
     return "\n".join(
         [
             _header(template),
             "from __future__ import annotations\n",
+            table,
             *(_runtime_block(section, code) for section, code in module.runtime()),
             _regex_tables(module),
             *module.data,
+            defaults,
             *module.functions,
-            _table(template, regions, anchor),
+            "TABLE = region_table()\n",
             _api(),
             *extra,
         ]
@@ -166,24 +174,48 @@ def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
         f"            close={delimiter(f.close)},\n"
         f"            streamable={streamable(f)!r}, repeats={bool(f.repeats)!r}, "
         f"join={literal(f.join)}, optional={bool(f.optional)!r},\n"
-        f"            process={process_name},\n"
+        f"            process={process_name},{_robustness(f)}\n"
         "        )"
     )
 
 
-def _table(template: Template, regions: list[str], anchor: int) -> str:
+def _robustness(f: Field) -> str:
+    """The Region arguments of the field's robustness extensions; none without them,
+    so that a template without extensions compiles to the same bytes as ever."""
+    out = ""
+    if f.recover:
+        out += " recover=True,"
+    if f.close_outside_strings:
+        out += " outside_strings=True,"
+    return out
+
+
+_TABLE_DOC = (
+    '    """The state machine: one Region per field, with its delimiters (Watched;\n'
+    "    _REGEXES[i] is the i-th compiled pattern, below) and the function that\n"
+    '    processes its text. Called as TABLE once every name it uses is bound."""\n'
+)
+
+
+def _table(template: Template, regions: list[str], anchor: int) -> tuple[str, str]:
+    """``region_table()``, to stand first, and the assignment of defaults too deep to
+    write inline (``""`` if none), to stand with the data."""
     rows = "".join(f"        {r},\n" for r in regions)
     defaults, before = literal(template.defaults, 4), ""
     if nesting(template.defaults) >= MAX_NESTING:  # assigned in parts (see assignment)
         defaults, before = "_DEFAULTS", assignment("_DEFAULTS", template.defaults)
-    return (
-        f"{before}TABLE = RegionTable(\n"
+    table = (
+        "RegionTable(\n"
         f"    regions=[\n{rows}    ],\n"
         f"    implicit={literal(template.implicit)},\n"
         f"    defaults={defaults},\n"
         f"    start_anchor=_REGEXES[{anchor}],\n"
-        ")\n"
+        ")"
     )
+    # One level deeper, inside the function; multi-line literals (a join, a default
+    # string) are written with escapes, so every line is code and can be indented.
+    body = "\n    ".join(table.split("\n"))
+    return f"def region_table():\n{_TABLE_DOC}    return {body}\n", before
 
 
 def _api() -> str:
@@ -229,14 +261,16 @@ _OPENAI_REGEXES = {{
 {regexes}}}
 
 
-def openai_stream(prefix=None, *, tools=None, call_id=None, ensure_ascii=False):
+def openai_stream(prefix=None, *, tools=None, call_id=None, ensure_ascii=False,
+                  live_calls=False):
     """Chat-completion chunk deltas for one generation: ``initial_deltas``,
     ``feed(text) -> deltas``, ``finish() -> deltas`` (then ``message`` and
     ``finish_reason``). ``call_id(index)`` names tool calls (default: random).
+    ``live_calls`` streams a recovering field's calls before they close.
     """
     return DeltaStream(ResponseParser(prefix, tools=tools), OPENAI_PLAN, tools,
                        call_id=call_id, ensure_ascii=ensure_ascii,
-                       regex=_OPENAI_REGEXES.__getitem__)
+                       regex=_OPENAI_REGEXES.__getitem__, live_calls=live_calls)
 
 
 __all__ += ["DeltaStream", "arguments_json", "openai_stream"]

@@ -11,8 +11,8 @@ refuses unknown keys: :func:`validate_meta` checks a grammar's (and ``rtc check
 --meta``'s) against it, :func:`validate_normalise` its ``normalise`` part alone.
 
 A grammar is named ``NAME``, or ``NAME:strict`` for its strict form: the reference's
-exact behaviour, without the robustness extensions a grammar may opt in to. No
-bundled grammar opts in to one yet, so both spellings give the same template today.
+exact behaviour, its template without the robustness extensions it opts in to
+(:func:`strict_spec`; docs/extensions.md).
 
 >>> "qwen3" in names()
 True
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..template import Template, TemplateError, load_template, load_template_file
-from ..template.load import child_path
+from ..template.load import EXTENSIONS_KEY, ROBUSTNESS, child_path
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -51,8 +51,39 @@ STRICT = "strict"
 # The forms a bundled grammar's name may name after a colon.
 FORMS = (STRICT,)
 # What ``rtc list`` says of them.
-FORMS_NOTE = ("Each grammar NAME is also NAME:strict, the reference's exact behaviour; "
-              "no grammar opts in to a robustness extension yet, so both are the same today.")
+FORMS_NOTE = ("Each grammar NAME is also NAME:strict: the reference's exact behaviour, "
+              "without the robustness extensions (recover, close-outside-strings) NAME "
+              "opts in to (docs/extensions.md).")
+
+
+def strict_spec(spec: Any) -> Any:
+    """``spec`` without the robustness extensions: their names dropped from
+    ``extensions`` (the key itself when nothing is left) and their keys from every
+    field. Anything else, ``pythonic`` included, stays; ``spec`` is not modified.
+
+    >>> strict_spec({"extensions": ["recover", "pythonic"],
+    ...              "fields": {"t": {"open": "<t>", "recover": True}, "content": {}}})
+    {'extensions': ['pythonic'], 'fields': {'t': {'open': '<t>'}, 'content': {}}}
+    """
+    if not isinstance(spec, dict) or EXTENSIONS_KEY not in spec:
+        return spec
+    out = dict(spec)
+    extensions = out[EXTENSIONS_KEY]
+    if isinstance(extensions, list):
+        kept = [e for e in extensions if e not in ROBUSTNESS]
+        if kept:
+            out[EXTENSIONS_KEY] = kept
+        else:
+            del out[EXTENSIONS_KEY]
+    fields = out.get("fields")
+    if isinstance(fields, dict):
+        keys = set(ROBUSTNESS.values())
+        out["fields"] = {
+            name: {k: v for k, v in field.items() if k not in keys}
+            if isinstance(field, dict) else field
+            for name, field in fields.items()
+        }
+    return out
 
 
 class GrammarError(ValueError):
@@ -102,11 +133,15 @@ class Grammar:
 
     @property
     def spec(self) -> Any:
-        """The folder's ``response_template.json`` as JSON data, not validated."""
-        return json.loads((self.folder / TEMPLATE_FILE).read_text(encoding="utf-8"))
+        """The folder's ``response_template.json`` as JSON data, not validated; for
+        the strict form, without its robustness extensions (:func:`strict_spec`)."""
+        spec = json.loads((self.folder / TEMPLATE_FILE).read_text(encoding="utf-8"))
+        return strict_spec(spec) if self.strict else spec
 
     @property
     def template(self) -> Template:
+        if self.strict:
+            return load_template(self.spec)
         return _template(self.folder)
 
     @property
@@ -259,7 +294,8 @@ def bundled_grammar_of(spec: Any) -> Grammar | None:
     if spec is None:
         return None
     for name in names():
-        found = grammar(name)
-        if found.spec == spec:
-            return found
+        for spelling in (name, f"{name}:{STRICT}"):
+            found = grammar(spelling)
+            if found.spec == spec:
+                return found
     return None

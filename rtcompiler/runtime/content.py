@@ -331,8 +331,8 @@ def parse_json(body: str, args: dict) -> object:
     delims = args["string_delims"]
     if delims and (_PARK_OPEN in body or _PARK_CLOSE in body):
         raise ValueError(
-            "json: the text contains \\x01 or \\x02, which string_delims parsing "
-            "reserves; refusing to parse it"
+            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse "
+            "safely. (string_delims parsing reserves them)"
         )
     working = body
     parked: list = []
@@ -345,11 +345,13 @@ def parse_json(body: str, args: dict) -> object:
         # Iterate the value as written: a malformed string_delims fails here with the
         # same exception the reference raises (unpacking a non-pair, iterating None, ...).
         for open_d, close_d in delims:
-            if not isinstance(open_d, str) or not isinstance(close_d, str):
-                raise TypeError(
-                    f"json: string_delims entries must be pairs of strings, "
-                    f"got {type(open_d).__name__} and {type(close_d).__name__}"
-                )
+            for end in (open_d, close_d):
+                if not isinstance(end, str):
+                    # The reference's message: escaping iterates the delimiter.
+                    raise TypeError(
+                        f"{type(end).__name__!r} object is not iterable "
+                        "(json: string_delims entries must be pairs of strings)"
+                    )
             working = _park_strings(working, open_d, close_d, parked)
         if key_pattern is not None:
             working = _quote_keys(working, key_pattern)
@@ -378,10 +380,12 @@ def parse_json(body: str, args: dict) -> object:
         if args["allow_non_json"]:
             return parse_text(body, args)
         if working == body:
-            raise ValueError(f"json: the region is not JSON ({exc}).\nText: {body!r}") from exc
+            raise ValueError(
+                f"json parser could not parse region as JSON.\nContent: {body!r}\nError: {exc}"
+            ) from exc
         raise ValueError(
-            f"json: the region is not valid JSON after the string_delims/unquoted_keys "
-            f"rewrites ({exc}).\nText: {body!r}\nRewritten: {working!r}"
+            f"json: could not parse after dialect transforms.\nOriginal: {body!r}\n"
+            f"Transformed: {working!r}\nError: {exc}"
         ) from exc
 
 
@@ -400,10 +404,12 @@ def parse_xml_inline(
     ``args``: ``tag_pattern`` (for messages) and ``merge_duplicates`` (boolean).
     """
     if finditer is None:
-        raise ValueError("xml-inline: the 'tag_pattern' content_arg is required")
+        raise ValueError("xml-inline: 'tag_pattern' content_arg is required")
     if not isinstance(body, str):
         # Reached through a nested value_parser whose value group did not take part.
-        raise TypeError(f"xml-inline: expected a string to parse, got {type(body).__name__}")
+        raise TypeError(
+            f"expected string or buffer (xml-inline: got {type(body).__name__} to parse)"
+        )
     merge = args["merge_duplicates"]
     out: dict = {}
     for m in finditer(body):
@@ -411,8 +417,8 @@ def parse_xml_inline(
         key = groups.get("key")
         if key is None:
             raise ValueError(
-                "xml-inline: tag_pattern needs a named group 'key' that takes part in "
-                f"every match; pattern: {args['tag_pattern']}"
+                "xml-inline: tag_pattern must have a named group 'key'. Pattern: "
+                f"{args['tag_pattern']} (the group must take part in every match)"
             )
         # A missing 'value' group reads as "", but a 'value' group that did not take
         # part in the match gives None, which goes to the value parser as is.
@@ -457,8 +463,8 @@ def parse_xml_typed(
         key = groups.get("key")
         if key is None:
             raise ValueError(
-                "xml-inline: tag_pattern needs a named group 'key' that takes part in "
-                f"every match; pattern: {args['tag_pattern']}"
+                "xml-inline: tag_pattern must have a named group 'key'. Pattern: "
+                f"{args['tag_pattern']} (the group must take part in every match)"
             )
         raw = groups.get("value", "")
         parser = typed_parsers.get(groups.get(typed_group), value_parser)

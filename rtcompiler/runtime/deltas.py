@@ -485,9 +485,15 @@ class DeltaStream:
     prefix already caused; ``feed(text)`` returns the deltas the text caused;
     ``finish()`` the last ones, and sets ``message`` (the parsed message) and
     ``finish_reason`` (``"tool_calls"`` if the message has any, else ``"stop"``).
+
+    A tool-call field that recovers (docs/extensions.md) may turn out to hold no call:
+    its calls are announced only once its region has closed with a value, unless
+    ``live_calls``, which streams them as they come (a failed call's deltas then just
+    stop; its text arrives as content, and the final message has no such call).
     """
 
-    def __init__(self, parser, plan, tools=None, *, call_id=None, ensure_ascii=False, regex=None):
+    def __init__(self, parser, plan, tools=None, *, call_id=None, ensure_ascii=False, regex=None,
+                 live_calls=False):
         self.stream = getattr(parser, "_stream", parser)
         self.plan = plan
         if tools is not None:
@@ -516,6 +522,10 @@ class DeltaStream:
                                        "space": _Text()}
                     self.sent_text[key] = _Text()
         self.region = None
+        tool_spec = plan.get("tool_calls")
+        field = self.stream.table.by_name.get(tool_spec["field"]) if tool_spec else None
+        # Calls held until their region closes with a value (see the class docstring).
+        self.held_calls = not live_calls and getattr(field, "recover", False)
         self.out = []
         self.merging = None  # (delta or its function, key, pieces): see _merge
         self.push({"role": "assistant"})
@@ -603,7 +613,7 @@ class DeltaStream:
         if region is not None:
             if region.follower is None and not region.stuck:
                 spec = self.plan["tool_calls"]["stream"]
-                if spec is None or self.params is None:
+                if spec is None or self.params is None or self.held_calls:
                     # No stream plan, or the parser retypes arguments with tools we
                     # were not told about: the close gives the arguments whole.
                     region.stuck = True
@@ -657,6 +667,8 @@ class DeltaStream:
         elif kind == "region_close":
             region = self.region or _ToolRegion(self, len(self.calls))
             self.region = None
+            if "error" in event:
+                return  # a recovering region that gave no call: its text comes as content
             region.feed_unfed()
             self._close_calls(region, event["value"])
 

@@ -56,6 +56,7 @@ class StreamMemo:
             len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
             or self.held_by is not None or self.known is not None
             or any(e["type"] == "region_close" for e in self.initial_events)
+            or self.strings is not None
         ):
             return
         kept = tuple(getattr(self, name) for name in self._KEPT)

@@ -50,9 +50,15 @@ class Watched:
 class Region:
     """One field of the template."""
 
-    __slots__ = ("name", "open", "close", "streamable", "repeats", "join", "optional", "process")
+    __slots__ = (
+        "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
+        "recover", "outside_strings",
+    )
 
-    def __init__(self, name, open, close, streamable, repeats, join, optional, process) -> None:
+    def __init__(
+        self, name, open, close, streamable, repeats, join, optional, process,
+        recover=False, outside_strings=False,
+    ) -> None:
         self.name = name
         self.open = open
         self.close = close
@@ -61,6 +67,10 @@ class Region:
         self.join = join
         self.optional = optional
         self.process = process  # (body, captures) -> value
+        # The robustness extensions (docs/extensions.md): a failed or unfinished region's
+        # body becomes implicit text; the close counts only outside the body's JSON strings.
+        self.recover = recover
+        self.outside_strings = outside_strings
 
 
 class RegionTable:
@@ -70,7 +80,7 @@ class RegionTable:
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
         "anchor_literals", "required", "watches", "landmarks", "walks", "modes", "prompt_states",
         "context_free",
-        "transitions", "states",
+        "transitions", "states", "string_modes",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -170,6 +180,11 @@ class RegionTable:
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches)
+        # Regions whose close counts only outside JSON strings: their mode has a scan of
+        # its own (see ResponseStream.scan_outside_strings), no quick path and no walk.
+        self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
+        for mode in self.string_modes:
+            self.walks.pop(mode, None)
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
         # Per mode, whether no watched delimiter reads the character before where
@@ -185,7 +200,10 @@ class RegionTable:
         # Per mode, what entering it sets: the quick path's searches, and whether
         # the region's chunks are dirty (not part of the final value).
         self.modes = {
-            mode: (self.quiet.get(mode), mode is not None and not self.by_name[mode].streamable)
+            mode: (
+                None if mode in self.string_modes else self.quiet.get(mode),
+                mode is not None and not self.by_name[mode].streamable,
+            )
             for mode in modes
         }
         self.modes.setdefault(None, (self.quiet.get(None), False))

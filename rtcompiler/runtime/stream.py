@@ -43,7 +43,7 @@ Glossary of the words the code uses in its own sense:
 from __future__ import annotations
 
 # A generated module defines these in the sections before this one.
-from .engine import Match
+from .engine import Match, Scanner
 from .memo import _TRANSITION_HELD, StreamMemo
 from .regions import truncate_at_last_anchor
 from .whole import _FORM_HELD, _FORM_READ, _SLOW, WholePass, _form_match, _literal_at
@@ -75,15 +75,17 @@ class ResponseStream(StreamMemo, WholePass):
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
-        "initial_events", "formed",
+        "initial_events", "formed", "strings",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
         if prefix is None:
             raise ValueError(
-                "a prefix is required: pass the chat prompt that preceded the generation "
-                "(the chat template may have opened a region, such as <think>, before the "
-                'model started), or prefix="" if the generation holds the whole message'
+                "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to "
+                "the model before generation), because chat templates often pre-write part of "
+                "the assistant message (e.g. an opening `<think>` tag) that the parser must see "
+                "to parse the output correctly. If the generation already contains the complete "
+                'message, pass `prefix=""` to opt out explicitly.'
             )
         self.table = table
         self.coerce = coerce  # typed tool-call arguments, or None
@@ -125,6 +127,7 @@ class ResponseStream(StreamMemo, WholePass):
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
         self.formed = 0  # parse_whole: characters its successful stdlib matches went through
+        self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -374,7 +377,7 @@ class ResponseStream(StreamMemo, WholePass):
                 self.remember_transition(key, ((), stop, None))
             return events
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         if text:
             self.append(text)
         events = []
@@ -387,12 +390,15 @@ class ResponseStream(StreamMemo, WholePass):
         ``content: null``), a ``str`` subclass's own text. Anything else is refused
         (TypeError) when fed, not later, when the region holding it closes."""
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         if not text:
             return ""
         if isinstance(text, str):
             return str.__str__(text)
-        raise TypeError(f"feed takes text (a str), not {type(text).__name__}")
+        raise TypeError(
+            f'can only concatenate str (not "{type(text).__name__}") to str '
+            "(feed takes text, a str)"
+        )
 
     def keep_unsent(self, before, unsent, text):
         """Append ``text`` (``unsent``: the text from ``pos`` to the new end),
@@ -406,7 +412,7 @@ class ResponseStream(StreamMemo, WholePass):
 
     def finalize(self):
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         # The final pass commits what feeds held back: the state a feed numbered is
         # gone, and a feed after a finalize that raised starts from what it left.
         self.forget()
@@ -421,7 +427,9 @@ class ResponseStream(StreamMemo, WholePass):
         if table.required:
             missing = [name for name in table.required if name not in output]
             if missing:
-                raise ValueError(f"required fields missing from the parsed output: {missing}")
+                raise ValueError(
+                    f"Required response_template fields missing from parsed output: {missing}"
+                )
         # Empty values (None, "", [], {}) are dropped in place, keeping the order of
         # the rest, unless the template gives them as defaults.
         defaults = table.defaults
@@ -498,6 +506,11 @@ class ResponseStream(StreamMemo, WholePass):
                         record.append((True, region, m.start - start, m.end - start, captures))
                     self.close_current(events)
                     self.open_region(events, region, captures)
+                    if region.outside_strings and record is not None:
+                        # What a feed does in here depends on the body's strings too,
+                        # which a transition's key does not name: nothing is remembered.
+                        record = None
+                        self.node = None
                 else:
                     if record is not None:
                         record.append((False, region, m.start - start, m.end - start, None))
@@ -523,7 +536,7 @@ class ResponseStream(StreamMemo, WholePass):
                 if self.pos < self.end:
                     self.accumulate(events, self.text(self.pos, self.end))
                     self.pos = self.end
-                self.close_current(events)
+                self.close_current(events, True)
                 break
             if hold_start > self.pos:
                 self.accumulate(events, self.text(self.pos, hold_start))
@@ -578,6 +591,8 @@ class ResponseStream(StreamMemo, WholePass):
         return scanner
 
     def scan(self, watch, eos):
+        if self.current in self.table.string_modes:
+            return self.scan_outside_strings(eos)
         n = self.end
         held_by = self.held_by
         if held_by is not None and not eos and held_by[1] == self.pos and held_by[2] is watch:
@@ -638,6 +653,98 @@ class ResponseStream(StreamMemo, WholePass):
         if best is None and holder is not None and whole is None:
             self.held_by = (holder, hold_start, watch)
         return best, hold_start
+
+    def scan_outside_strings(self, eos):
+        """``scan`` in a region whose close counts only where it begins outside the
+        body's JSON strings (docs/extensions.md): ``(("close", region, Match) or None,
+        where the held text begins)``.
+
+        The strings are tracked once over the body (see JsonStrings). The close is
+        searched for from ``next``, the first place not yet ruled out, up to the
+        opening quote of the next string: a close cannot consume the quote, so none
+        that begins before it reaches into the string, except by a lookahead, for
+        which the search reads on. A place is ruled out once a search found nothing
+        beginning there, even pending, so each character is searched about once.
+        """
+        self.held_by = None
+        region = self.table.by_name[self.current]
+        strings = self.strings
+        regex = region.close.regex
+        if strings is None:
+            strings = self.strings = JsonStrings(self.pos)
+            pre = regex.prefilter
+            if pre is not None and not pre.lead and pre.lead_class is None:
+                # Finds where a match or attempt can begin (none begins before, since
+                # nothing leads the close's literals): a stdlib search skips the rest.
+                strings.danger = pre.quiet_search
+                if regex.captures is not None and regex.tail:
+                    strings.form = regex.captures
+        held, base = self.held()
+        n = self.end
+        self.examined += strings.track(held, base, n)
+        spans = strings.spans
+        danger = strings.danger
+        while True:
+            at = strings.outside_from(strings.next)
+            if at is None:  # inside a string still open: no close can begin before n
+                return None, n
+            strings.next = at
+            if danger is not None:
+                found = danger(held, at - base)
+                if found is None:
+                    self.examined += n - at
+                    strings.next = n
+                    return None, n
+                start = found.start() + base
+                self.examined += start - at
+                if start > at:
+                    strings.next = start  # nothing can begin before it
+                    continue
+                form = strings.form
+                if eos and form is not None:
+                    # The text is complete: the close's stdlib form tells whether a
+                    # match begins here (it reads a bounded stretch past it: ``tail``).
+                    m = form.match(held, at - base)
+                    if m is None:
+                        strings.next = at + 1
+                        continue
+                    self.examined += m.end() - (at - base)
+                    return ("close", region, Match(at, m.end() + base, False)), at
+            k = 0  # spans[k]: the next string (outside_from left the earlier ones out)
+            quote = spans[0][0] if spans else None
+            stop = n if quote is None else quote + 1
+            scanner = Scanner(regex, held, at - base, 0)
+            fed = at - base
+            while True:
+                scanner.feed_range(fed, stop - base)
+                fed = stop - base
+                if stop >= n:
+                    break
+                alive = scanner.alive_from()
+                if alive is None or alive + base > quote:
+                    break  # nothing that began by the quote is still alive
+                k += 1
+                stop = n if k >= len(spans) else spans[k][0] + 1
+            final = stop >= n
+            m = scanner.result(final and not eos)
+            self.retired_steps += scanner.steps
+            self.retired_searched += scanner.searched
+            if m is None:
+                if final:
+                    strings.next = n
+                    return None, n
+                strings.next = quote + 1
+                continue
+            start = m.start + base
+            if quote is not None and start > quote:
+                strings.next = quote + 1  # nothing begins by the quote
+                continue
+            if m.partial or (
+                not eos and final and self.can_grow(region.close, m, n - base)
+            ):
+                strings.next = start
+                return None, start
+            return ("close", region, Match(start, m.end + base, False)), start
 
     def pends_here(self, watcher, delimiter):
         """The watcher's answer from ``pos``, and whether its delimiter still pends
@@ -804,7 +911,8 @@ class ResponseStream(StreamMemo, WholePass):
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
 
-    def close_current(self, events):
+    def close_current(self, events, eos=False):
+        """Leave the open region, giving its value; ``eos``: the output ended in it."""
         if self.current is None or not self.opened:
             self.reset()
             return
@@ -812,6 +920,12 @@ class ResponseStream(StreamMemo, WholePass):
         if tail:
             self.body.append("".join(tail))
             tail.clear()
+        region = self.table.by_name[self.current]
+        if eos and region.recover and region.close is not None:
+            # Unfinished: never a value, however its text would parse.
+            self.recovered("".join(self.body), _UNFINISHED, events)
+            self.reset()
+            return
         try:
             self.close_with("".join(self.body), events)
         except BaseException:
@@ -827,15 +941,21 @@ class ResponseStream(StreamMemo, WholePass):
         """Give the open region's value (its whole text is ``text``) to the message;
         the caller then leaves the region."""
         region = self.table.by_name[self.current]
-        value = region.process(text, self.captures)
-        if self.coerce is not None and type(value) is not str:  # a string holds no tool call
-            value = self.coerce(value)
+        try:
+            value = region.process(text, self.captures)
+            if self.coerce is not None and type(value) is not str:  # a string holds no call
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError) as error:
+            if not region.recover:
+                raise
+            self.recovered(text, str(error), events)
+            return
         name = self.current
         if region.join is not None:
             if not isinstance(value, str):
                 raise ValueError(
-                    f"field {name!r}: 'join' needs every match to parse to a string, "
-                    f"got {type(value).__name__}"
+                    f"Field '{name}': 'join' requires each match to parse to a string, "
+                    f"got {type(value).__name__}."
                 )
             previous = self.output.get(name)
             self.output[name] = value if previous is None else previous + region.join + value
@@ -853,6 +973,24 @@ class ResponseStream(StreamMemo, WholePass):
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": value})
 
+    def recovered(self, body, error, events):
+        """A recovering region that failed (``error``) gives no value; its body, unless
+        only whitespace, is a stretch of the implicit field of its own."""
+        name = self.current
+        if events is not None:
+            events.append({"type": "region_close", "field": name, "value": None, "error": error})
+        if body.strip():
+            implicit = self.table.implicit
+            self.current, self.captures = implicit, {}
+            if events is not None:
+                events.append({"type": "region_open", "field": implicit})
+                events.append({
+                    "type": "region_chunk", "field": implicit, "text": body,
+                    "dirty": self.table.modes[implicit][1],
+                })
+            self.close_with(body, events)
+            self.current = name
+
     def reset(self):
         table = self.table
         mode = self.current = table.implicit  # enter, written out (a call less per region)
@@ -861,4 +999,90 @@ class ResponseStream(StreamMemo, WholePass):
         self.body = []
         self.tail = []
         self.opened = False
+        self.strings = None
+
+
+_UNFINISHED = "unfinished: the output ended inside the region"
+
+
+class JsonStrings:
+    """The JSON strings of an open region's body, tracked once over it as it grows.
+
+    ``spans`` holds ``[opening quote, closing quote or None]`` of the strings from
+    the first that may still matter on; a position inside one (after its opening
+    quote, up to its closing quote) is inside a string. ``next`` is the first place
+    where the region's close may still begin (see scan_outside_strings).
+    """
+
+    __slots__ = ("at", "inside", "escaped", "spans", "next", "danger", "form")
+
+    def __init__(self, start) -> None:
+        self.at = start  # tracked up to here
+        self.inside = False
+        self.escaped = False  # inside, and the character at ``at`` is escaped
+        self.spans: list = []
+        self.next = start
+        self.danger = None  # the close's quiet search, when it can skip text (see scan)
+        self.form = None  # with it, the close's stdlib form, when it reads a bounded tail
+
+    def track(self, held, base, end):
+        """Read the body from ``at`` to ``end`` (``held`` starts at ``base``); returns
+        how many characters that was. A string is crossed quote by quote (str.find),
+        a quote's escape told by the backslashes before it, read from ``at`` on only."""
+        i = self.at - base
+        stop = end - base
+        count = stop - i
+        spans = self.spans
+        while i < stop:
+            if self.inside:
+                if self.escaped:
+                    self.escaped = False
+                    i += 1
+                    continue
+                j = held.find('"', i, stop)
+                while j >= 0:
+                    k = j - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    if (j - k) % 2:  # an even run of backslashes before it: it ends the string
+                        break
+                    j = held.find('"', j + 1, stop)
+                if j < 0:
+                    # Open to the end: escaped when it ends with an odd run of backslashes.
+                    k = stop - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    self.escaped = (stop - 1 - k) % 2 == 1
+                    break
+                spans[-1][1] = base + j
+                self.inside = False
+                i = j + 1
+            else:
+                j = held.find('"', i, stop)
+                if j < 0:
+                    break
+                spans.append([base + j, None])
+                self.inside = True
+                i = j + 1
+        self.at = end
+        return count
+
+    def outside_from(self, at):
+        """The first position from ``at`` that is outside every string, or None when
+        ``at`` is inside a string that is still open. Strings before it are forgotten."""
+        spans = self.spans
+        k = 0
+        while k < len(spans):
+            opening, closing = spans[k]
+            if at <= opening:
+                break
+            if closing is None:
+                del spans[:k]
+                return None
+            if at <= closing:
+                at = closing + 1
+            k += 1
+        if k:
+            del spans[:k]
+        return at
 ###}

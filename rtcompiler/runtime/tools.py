@@ -8,10 +8,10 @@ region's value is walked for tool calls (``{"function": {"name": ..., "arguments
 collected by ``merge_duplicates`` -- is cast to the first schema type it fits.
 
 Behaviour is transformers 5.23.0's ``ResponseParser`` tool typing (``_schema_types``,
-``_coerce``, ``_coerce_tool_calls``), with one necessary difference: a generated
-module cannot turn a Python function into a schema (the reference calls
-``get_json_schema``, which needs transformers), so it raises ``TypeError`` asking for
-a JSON schema, which ``rtcompiler.tool_schema(fn)`` produces identically.
+``_coerce``, ``_coerce_tool_calls``). A tool given as a Python function is converted
+as the reference converts it with ``get_json_schema``, by ``tool_schema`` (the
+``tool_schema`` section of ``runtime/functions.py``, which every module carries with
+this one).
 
 Everything is in the ``tool_coercion`` section (standard library only).
 """
@@ -33,14 +33,9 @@ def tool_parameters(tools: "Iterable[Any] | None") -> dict:  # noqa: UP037
     """
     params: dict = {}
     for tool in tools or []:
-        # inspect.isfunction/ismethod, without importing inspect into every module.
+        # inspect.isfunction/ismethod: the functions the reference converts.
         if isinstance(tool, (_types.FunctionType, _types.MethodType)):
-            raise TypeError(
-                f"tools: {getattr(tool, '__name__', 'a function')!r} is a Python function; "
-                "a compiled parser only takes JSON schemas. Convert it first with "
-                "rtcompiler.tool_schema(fn) (the same schema transformers' "
-                "get_json_schema builds), or pass the tool's JSON schema."
-            )
+            tool = tool_schema(tool)
         spec = tool.get("function", tool) if isinstance(tool, dict) else None
         if isinstance(spec, dict) and isinstance(spec.get("name"), str):
             parameters = spec.get("parameters")
@@ -212,3 +207,7 @@ def tool_coercer(tools: "Iterable[Any] | None") -> "Callable[[Any], Any] | None"
 
 
 ###}
+
+
+# In a generated module the tool_schema section stands before this one.
+from .functions import tool_schema  # noqa: E402

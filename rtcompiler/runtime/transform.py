@@ -32,21 +32,22 @@ def apply_transform(node: list, scope: dict) -> object:
     if kind == "ref":
         _, path, root, keys = node
         if root not in scope:
+            # Exactly the reference's message: a KeyError shows its argument quoted,
+            # so nothing can follow it.
             raise KeyError(
-                f"transform placeholder '{{{path}}}' names nothing in scope; "
-                f"available: {sorted(scope)}"
+                f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}"
             )
         value = scope[root]
         for key in keys:
             if not isinstance(value, dict):
                 raise ValueError(
-                    f"transform placeholder '{{{path}}}' cannot look up '{key}' "
-                    f"in a {type(value).__name__}"
+                    f"transform placeholder '{{{path}}}' cannot index into "
+                    f"{type(value).__name__} at '{key}'"
                 )
             if key not in value:
                 raise ValueError(
-                    f"transform placeholder '{{{path}}}': no key '{key}'; "
-                    f"available: {sorted(value)}"
+                    f"transform placeholder '{{{path}}}' is missing key '{key}'. "
+                    f"Available: {sorted(value)}"
                 )
             value = value[key]
         # The value itself, not a copy: "{content}" hands the parsed value on.
@@ -77,15 +78,15 @@ def transform_each(value: object, captures: dict, node: list, field_name: str) -
     """
     if not isinstance(value, list):
         raise ValueError(
-            f"Field '{field_name}': transform_each needs the parsed content to be a list, "
-            f"got {type(value).__name__}"
+            f"Field '{field_name}': transform_each requires the parsed content to be a list, "
+            f"got {type(value).__name__}."
         )
     out = []
     for item in value:
         if not isinstance(item, dict):
             raise ValueError(
-                f"Field '{field_name}': transform_each needs every element to be a dict, "
-                f"got {type(item).__name__}"
+                f"Field '{field_name}': transform_each requires each list element to be a "
+                f"dict, got {type(item).__name__}."
             )
         scope = dict(captures)
         scope.update(item)

@@ -95,7 +95,7 @@ class WholePass:
         if type(text) is not str:
             text = self.checked(text)
         if self.finalized:
-            raise RuntimeError("the parser was already finalized")
+            raise RuntimeError("ResponseParser already finalized")
         if text:
             self.append(text)
         self.whole = {}
@@ -114,10 +114,17 @@ class WholePass:
         if self.current in table.walks and self.walk(held, base, table.walks):
             return
         watches = table.watches
+        string_modes = table.string_modes
         while True:
             pos = self.pos
             best = best_kind = best_region = None
-            for kind, region, delimiter, watcher in watches[self.current]:
+            if self.current in string_modes:
+                found = self.scan_outside_strings(True)[0]
+                if found is not None:
+                    best_kind, best_region, best = found
+            for kind, region, delimiter, watcher in (
+                () if self.current in string_modes else watches[self.current]
+            ):
                 cached = whole.get(watcher)
                 if (
                     cached is not None and cached is not _SLOW and cached[0] <= pos
@@ -140,11 +147,14 @@ class WholePass:
                     best, best_kind, best_region = m, kind, region
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
+            left = self.current in string_modes
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
                 best.captured() if best_kind == "open" else None,
             ):
                 return
+            if left and self.current in table.walks and self.walk(held, base, table.walks):
+                return  # back from a region that is not walked, to the walk
         self.end_whole(held, base)
 
     def commit_whole(self, held, base, start, end, kind, region, captures):
@@ -172,7 +182,7 @@ class WholePass:
                 self.opened = True
                 self.tail.append(held[self.pos - base :])
             self.pos = self.end
-        self.close_current(None)
+        self.close_current(None, True)
 
     def walk(self, held, base, walks):
         """``whole_pass`` from one landmark to the next, while the mode is one of

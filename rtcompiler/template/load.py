@@ -61,7 +61,10 @@ EXTENSIONS_KEY = "extensions"
 EXTENSION_PARSERS = {"pythonic": "pythonic"}
 # Extension name -> (content parser, the content_args key it adds to that parser).
 EXTENSION_CONTENT_ARGS = {"typed-values": ("xml-inline", "typed_values")}
-EXTENSIONS = sorted({*EXTENSION_PARSERS, *EXTENSION_CONTENT_ARGS})
+# Robustness extensions (docs/extensions.md): name -> the field key it enables. A bundled
+# grammar's strict form is its template without them.
+ROBUSTNESS = {"recover": "recover", "close-outside-strings": "close_outside_strings"}
+EXTENSIONS = sorted({*EXTENSION_PARSERS, *EXTENSION_CONTENT_ARGS, *ROBUSTNESS})
 FIELD_KEYS = frozenset(
     {
         "open",
@@ -77,6 +80,9 @@ FIELD_KEYS = frozenset(
         "transform_each",
     }
 )
+EXTENSION_FIELD_KEYS = frozenset(ROBUSTNESS.values())
+# What a close of a close_outside_strings field must never consume: it would end a string.
+_STRING_CHARACTERS = '"\\'
 CONTENT_PARSERS = ("bool", "float", "int", "json", "kv-lines", "text", "xml-inline")
 SUPPORTED_VERSION = 1
 # Objects and arrays nested deeper than this are refused (real templates nest ~5 deep).
@@ -190,6 +196,14 @@ def load_template(spec: Any) -> Template:
             f"outside every other region); found {len(implicit)}: {_quoted(implicit)}",
         )
 
+    recovering = [f.name for f in fields if f.recover]
+    if recovering and not implicit:
+        raise TemplateError(
+            child_path(child_path("fields", recovering[0]), "recover"),
+            "a recovering field needs an implicit field (one without 'open') to keep a "
+            "failed region's text",
+        )
+
     start_anchor = _load_delimiter("", spec, "start_anchor", "start_anchor_pattern", budget)
     if start_anchor is None:
         raise TemplateError(
@@ -217,7 +231,8 @@ def _load_extensions(value: Any) -> tuple[str, ...]:
         if name not in EXTENSIONS:
             raise TemplateError(
                 child_path(EXTENSIONS_KEY, i),
-                f"unknown rtcompiler extension {name!r}; known: {_quoted(sorted(EXTENSIONS))}",
+                f"unknown rtcompiler extension {name!r}; "
+                f"known: {_quoted(sorted(EXTENSIONS))}",
             )
     return tuple(sorted(set(value)))
 
@@ -259,12 +274,13 @@ def _load_field(
     path = child_path("fields", name)
     if not isinstance(raw, dict):
         raise TemplateError(path, f"a field spec must be an object, got {_kind(raw)}")
-    unknown = sorted(set(raw) - FIELD_KEYS)
+    unknown = sorted(set(raw) - FIELD_KEYS - EXTENSION_FIELD_KEYS)
     if unknown:
         raise TemplateError(
             child_path(path, unknown[0]),
             f"unknown field key(s) {_quoted(unknown)}; a field has only "
-            f"{_quoted(sorted(FIELD_KEYS))}",
+            f"{_quoted(sorted(FIELD_KEYS))} (and rtcompiler's extension keys "
+            f"{_quoted(sorted(EXTENSION_FIELD_KEYS))})",
         )
     content = raw.get("content", "text")
     # The isinstance test comes first: the reference looks an unhashable value up in a
@@ -308,6 +324,7 @@ def _load_field(
     else:
         _forbid_unused_captures(path, raw, open_, close)
 
+    recover, outside_strings = _robustness(path, raw, extensions, content, open_, close)
     return Field(
         name=name,
         open=open_,
@@ -320,9 +337,89 @@ def _load_field(
         optional=bool(raw.get("optional", True)),
         transform=transform,
         transform_each=transform_each,
+        recover=recover,
+        close_outside_strings=outside_strings,
     )
 
 
+def _robustness(
+    path: str, raw: dict[str, Any], extensions: tuple[str, ...], content: str,
+    open_: Delimiter | None, close: Delimiter | None,
+) -> tuple[bool, bool]:
+    """The field's robustness keys (docs/extensions.md), checked: each needs its
+    extension declared, and a field it can work on."""
+    found = []
+    for extension, key in ROBUSTNESS.items():
+        if key not in raw:
+            found.append(False)
+            continue
+        where = child_path(path, key)
+        if extension not in extensions:
+            raise TemplateError(
+                where,
+                f"{key!r} is an rtcompiler extension: declare it with "
+                f'"{EXTENSIONS_KEY}": ["{extension}"] at the top of the template '
+                "(transformers will then refuse the template; see docs/extensions.md)",
+            )
+        value = raw[key]
+        if not isinstance(value, bool):
+            raise TemplateError(where, f"must be true or false, got {_kind(value)}")
+        found.append(value)
+    recover, outside_strings = found
+    if recover and open_ is None:
+        raise TemplateError(
+            child_path(path, "recover"),
+            "the implicit field cannot recover: a failed region's text goes to it",
+        )
+    if outside_strings:
+        where = child_path(path, "close_outside_strings")
+        if content != "json":
+            raise TemplateError(where, f"needs 'content': 'json', got {content!r}")
+        if close is None:
+            raise TemplateError(where, "needs a 'close' or 'close_pattern' to apply to")
+        args = raw.get("content_args", {})
+        if isinstance(args, dict) and args.get("string_delims"):
+            raise TemplateError(
+                where, "only JSON's own \"...\" strings are tracked; drop 'string_delims'"
+            )
+        if _can_consume(close, _STRING_CHARACTERS):
+            key = "close" if close.is_literal else "close_pattern"
+            raise TemplateError(
+                child_path(path, key),
+                "a close that can consume '\"' or '\\' could end a JSON string as well as "
+                "the region; 'close_outside_strings' refuses it",
+            )
+    return recover, outside_strings
+
+
+def _can_consume(delimiter: Delimiter, characters: str) -> bool:
+    """Whether a match of ``delimiter`` can consume one of ``characters`` (what a
+    lookahead reads is not consumed)."""
+    if delimiter.literals is not None:
+        return any(c in s for s in delimiter.literals for c in characters)
+    from ..automata.nfa import ASSERT, CHAR, LOOK, SAVE, SPLIT, compile_nfa
+
+    nfa = compile_nfa(delimiter.regex_source)
+    codes = [ord(c) for c in characters]
+    seen = set()
+    stack = [nfa.start]
+    while stack:
+        state = stack.pop()
+        if state in seen:
+            continue
+        seen.add(state)
+        node = nfa.states[state]
+        if node[0] == CHAR:
+            if any(code in nfa.charsets[node[1]] for code in codes):
+                return True
+            stack.append(node[2])
+        elif node[0] == SPLIT:
+            stack.extend(node[1])
+        elif node[0] in (ASSERT, SAVE):
+            stack.append(node[2])
+        elif node[0] == LOOK:
+            stack.append(node[3])  # past the lookahead, not into its body
+    return False
 def _check_content_args_extensions(
     path: str, content: Any, content_args: Any, extensions: tuple[str, ...]
 ) -> None:

@@ -114,6 +114,10 @@ class Field:
     optional: bool = True
     transform: Any = None
     transform_each: bool = False
+    # Robustness extensions (docs/extensions.md): keep a failed or unfinished region's
+    # text as implicit text; count the close only outside the body's JSON strings.
+    recover: bool = False
+    close_outside_strings: bool = False
 
     @property
     def is_implicit(self) -> bool:

@@ -30,7 +30,11 @@ def test_tiny_run_measures_and_checks_every_case():
     report = Bench(TINY, progress=_quiet).run()
 
     realistic = {(r["style"], r["kind"], r["mode"]) for r in report["realistic"]}
-    assert realistic == {(s, k, m) for s in outputs.STYLES for k in outputs.KINDS for m in MODES}
+    # Every style in its strict form, and as bundled when that form has robustness extensions.
+    labels = [*outputs.STYLES,
+              *(f"{s} robust" for s in outputs.STYLES if outputs.has_robust_form(s))]
+    assert {"qwen3 robust", "qwen3_coder robust"} <= set(labels)
+    assert realistic == {(s, k, m) for s in labels for k in outputs.KINDS for m in MODES}
     assert all(r["parity"] == "checked" for r in report["realistic"])
     assert all(r["ours_s"] and r["reference_s"] and r["floor_s"] for r in report["realistic"])
     streamed = [r for r in report["realistic"] if r["mode"] != "parse"]

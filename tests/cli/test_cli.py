@@ -115,7 +115,15 @@ def test_list_shows_every_bundled_grammar_and_its_extensions():
     assert run.returncode == 0
     table, _, note = run.stdout.partition("\n\n")
     rows = {line.split()[0]: line for line in table.splitlines()}
-    assert set(rows) == set(grammars.names()) and "llama4_pythonic" in rows
+    robust = {n for n in grammars.names() if "recover" in grammars.grammar(n).spec.get(
+        "extensions", [])}
+    assert robust >= {"qwen3", "mistral", "qwen3_coder"}
+    # Each grammar, and the strict form of each that opts in to a robustness extension.
+    assert set(rows) == set(grammars.names()) | {f"{n}:strict" for n in robust}
     assert "NAME:strict" in note
     assert rows["llama4_pythonic"].endswith("(extension: pythonic)")
-    assert "extension" not in rows["qwen3"]
+    assert "extension" not in rows["glm45"]
+    assert rows["qwen3"].endswith("(extension: recover)")
+    assert rows["mistral"].endswith("(extension: recover, close-outside-strings)")
+    assert rows["qwen3:strict"].split(None, 1)[1] == (
+        "strict form of qwen3: the reference's behaviour")

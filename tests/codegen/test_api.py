@@ -1,8 +1,6 @@
-"""The in-process API takes Python functions as tools; the generated module says what to do instead."""
+"""The in-process API and the generated module take Python functions as tools."""
 
 from __future__ import annotations
-
-import pytest
 
 from rtcompiler import compile_template
 
@@ -36,10 +34,10 @@ def test_functions_are_converted_like_transformers_does():
     assert stream.finalize()[0] == message
 
 
-def test_the_generated_module_refuses_functions_with_advice():
+def test_the_generated_module_converts_functions_itself():
     module = compile_template(SPEC).module
-    with pytest.raises(TypeError, match="tool_schema"):
-        module.parse_response(OUT, prefix="", tools=[get_weather])
+    message = module.parse_response(OUT, prefix="", tools=[get_weather])
+    assert message["tool_calls"][0]["function"]["arguments"] == {"days": 3}
 
 
 def test_compile_template_accepts_a_bundled_grammar_name():

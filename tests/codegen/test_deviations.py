@@ -38,7 +38,7 @@ def test_json_nested_too_deeply_is_a_value_error():
     from rtcompiler.grammars import resolve_template
 
     deep = "[" * 5000 + "]" * 5000
-    qwen3 = resolve_template("qwen3")
+    qwen3 = resolve_template("qwen3:strict")
     output = '<tool_call>\n{"name": "f", "arguments": ' + deep + "}\n</tool_call><|im_end|>"
     with pytest.raises(RecursionError):
         reference_parse(output, qwen3.raw, prefix="")
@@ -52,7 +52,7 @@ def test_json_nested_too_deeply_is_a_value_error():
             parser.feed(output[k:k + 7])
         parser.finalize()
     # A text argument that the tools type as an array.
-    coder = resolve_template("qwen3_coder")
+    coder = resolve_template("qwen3_coder:strict")
     output = ("<tool_call>\n<function=f>\n<parameter=a>\n" + deep
               + "\n</parameter>\n</function>\n</tool_call><|im_end|>")
     tools = [{"type": "function", "function": {"name": "f", "parameters": {

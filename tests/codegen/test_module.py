@@ -64,6 +64,39 @@ def test_runs_under_isolated_python_without_site_packages(tmp_path):
     assert events[-1]["type"] == "region_close"
 
 
+def test_python_function_tools_under_isolated_python(tmp_path):
+    """The module carries the get_json_schema converter: a function typed ``n: int``
+    types the argument "3" as 3, with only the standard library to hand; one without
+    a docstring fails with the reference's exception name and message."""
+    (tmp_path / "qwen_parser.py").write_text(generate_module(load_template(QWEN_LIKE)))
+    script = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "import qwen_parser\n"
+        "def get(n: int):\n"
+        "    'Get n.\\n\\n    Args:\\n        n: How many\\n    '\n"
+        "def undocumented(n: int):\n"
+        "    pass\n"
+        "message = qwen_parser.parse_response(sys.argv[1], prefix='', tools=[get])\n"
+        "try:\n"
+        "    qwen_parser.ResponseParser('', tools=[undocumented])\n"
+        "except Exception as e:\n"
+        "    error = [type(e).__name__, str(e)]\n"
+        "print(json.dumps([message, error]))\n"
+        "assert 'rtcompiler' not in sys.modules and 'transformers' not in sys.modules\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script, OUTPUT],
+        capture_output=True, text=True, check=True,
+    )
+    message, error = json.loads(run.stdout)
+    assert message["tool_calls"][0]["function"]["arguments"] == {"n": 3}
+    assert error == [
+        "DocstringParsingException",
+        "Cannot generate JSON schema for undocumented because it has no docstring!",
+    ]
+
+
 def test_same_template_same_bytes():
     first = generate_module(load_template(QWEN_LIKE))
     compile_regex.cache_clear()
@@ -140,3 +173,24 @@ def test_hostile_strings_stay_data(payload, tmp_path, monkeypatch):
     message = module.parse_response(payload + "<o>x</o>" + payload, prefix="")
     assert not (tmp_path / "PWNED").exists()
     assert message["role"] == "assistant"
+
+
+def test_region_table_comes_first_with_keyword_arguments():
+    """A reader sees the state machine on the first screen: region_table() stands
+    before the runtime code, and spells every Region with keyword arguments."""
+    source = generate_module(load_template(QWEN_LIKE))
+    lines = source.split("\n")
+    first_runtime = next(i for i, line in enumerate(lines) if line.startswith("# runtime: "))
+    table = lines.index("def region_table():")
+    assert table < first_runtime and table < 40
+    tree = ast.parse(source)
+    function = next(n for n in tree.body if getattr(n, "name", None) == "region_table")
+    regions = [
+        n for n in ast.walk(function)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "Region"
+    ]
+    assert [r.args for r in regions] == [[], [], []]
+    assert [kw.value.value for r in regions for kw in r.keywords if kw.arg == "name"] == [
+        "reasoning_content", "tool_calls", "content"
+    ]
+    assert "TABLE = region_table()" in lines

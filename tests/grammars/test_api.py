@@ -12,10 +12,19 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from transformers.utils.chat_parsing.response_templates import load_response_template
 
 import rtcompiler
 from rtcompiler import compile_template, grammars
-from rtcompiler.grammars import GrammarError, grammar, resolve_grammar, resolve_template
+from rtcompiler.grammars import (
+    GrammarError,
+    bundled_grammar_of,
+    grammar,
+    names,
+    resolve_grammar,
+    resolve_template,
+    strict_spec,
+)
 from rtcompiler.template import TemplateError
 
 from ..cli.helpers import rtc_here
@@ -55,7 +64,7 @@ def test_every_spelling_of_template_resolves(tmp_path, monkeypatch):
     model = _model_folder(tmp_path / "model", spec)
     monkeypatch.chdir(tmp_path)
     spellings = [
-        "qwen3", "qwen3:strict", str(FOLDERS / "qwen3"), "my_grammar", copy,
+        "qwen3", str(FOLDERS / "qwen3"), "my_grammar", copy,
         copy / "response_template.json", "template.json", str(model),
         model / "tokenizer_config.json",
     ]
@@ -67,9 +76,32 @@ def test_every_spelling_of_template_resolves(tmp_path, monkeypatch):
 def test_strict_is_a_form_of_the_same_grammar():
     strict = grammar("qwen3:strict")
     assert (strict.name, strict.strict, strict.spelling) == ("qwen3", True, "qwen3:strict")
-    # Nothing opts in to a robustness extension yet: the strict form is the same template.
-    assert strict.spec == grammar("qwen3").spec
+    # The same template without its robustness extensions: loadable by transformers.
+    robust = grammar("qwen3").spec
+    assert robust["extensions"] == ["recover"]
+    assert strict.spec == strict_spec(robust)
+    assert "extensions" not in strict.spec
+    assert strict.spec["fields"]["tool_calls"] == {
+        k: v for k, v in robust["fields"]["tool_calls"].items()
+        if k not in ("recover", "close_outside_strings")
+    }
     assert resolve_grammar("qwen3:strict") == strict
+    assert resolve_template("qwen3:strict").raw == strict.spec
+    assert compile_template("qwen3:strict").template.extensions == ()
+    assert bundled_grammar_of(strict.spec) == strict
+    load_response_template(strict.spec)
+    with pytest.raises(ValueError):
+        load_response_template(robust)
+
+
+@pytest.mark.parametrize("name", names())
+def test_every_strict_form_loads_and_keeps_what_is_not_robustness(name):
+    robust, strict = grammar(name).spec, grammar(f"{name}:strict").spec
+    assert strict == strict_spec(robust)
+    assert not {"recover", "close-outside-strings"} & set(strict.get("extensions", []))
+    assert [e for e in robust.get("extensions", []) if e in ("pythonic", "typed-values")] == (
+        strict.get("extensions", []))
+    compile_template(f"{name}:strict")
 
 
 def test_a_grammar_folder_is_not_a_model_folder(tmp_path):

@@ -13,7 +13,7 @@ from rtcompiler.grammars import grammar
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>",
            "<tool_call>", "</tool_call>"]
-QWEN3_TEMPLATE = grammar("qwen3").spec
+QWEN3_TEMPLATE = grammar("qwen3:strict").spec
 SAMPLES = [
     "<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start|>assistant\n",
     "<think>\nThe user wants the weather; call the tool.\n</think>\n\n",

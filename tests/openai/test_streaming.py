@@ -40,7 +40,7 @@ def qwen_call(body):
 
 def test_json_arguments_arrive_before_the_call_closes():
     text = qwen_call('{"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2]}}')
-    stream = stream_of("qwen3", QWEN)
+    stream = stream_of("qwen3:strict", QWEN)
     steps, last = feed_chars(stream, text)
     close_at = text.index("</tool_call>")
     before = [d for step in steps[:close_at] for d in step]
@@ -58,7 +58,7 @@ def test_json_arguments_arrive_before_the_call_closes():
 
 def test_a_delta_with_null_content_feeds_nothing():
     """Upstream deltas often carry ``content: null``: fed as is, they give no delta."""
-    stream = stream_of("qwen3", QWEN)
+    stream = stream_of("qwen3:strict", QWEN)
     assert stream.feed("Hi") == [{"content": "Hi"}]
     assert stream.feed(None) == []
     assert stream.feed("") == []
@@ -70,7 +70,7 @@ def test_a_delta_with_null_content_feeds_nothing():
 def test_xml_parameters_arrive_as_each_one_closes():
     text = ("<tool_call>\n<function=f>\n<parameter=n>\n7\n</parameter>\n"
             "<parameter=s>\nsome text\n</parameter>\n</tool_call>\n<|im_end|>")
-    stream = stream_of("qwen3_coder", CODER, tools=TOOLS)
+    stream = stream_of("qwen3_coder:strict", CODER, tools=TOOLS)
     steps, last = feed_chars(stream, "</think>\n\n" + text)
     offset = len("</think>\n\n")
     first_closed = offset + text.index("</parameter>") + len("</parameter>")
@@ -81,7 +81,7 @@ def test_xml_parameters_arrive_as_each_one_closes():
 
 def test_string_argument_retyped_by_the_schema_is_held_until_complete():
     text = qwen_call('{"name": "f", "arguments": {"n": "42", "s": "42", "xs": ["1", "2"]}}')
-    stream = stream_of("qwen3", QWEN, tools=TOOLS)
+    stream = stream_of("qwen3:strict", QWEN, tools=TOOLS)
     steps, last = feed_chars(stream, text)
     sent = [arguments(s) for s in steps] + [arguments(last)]
     assert '"42"' not in "".join(sent).split('"s": ')[0]
@@ -91,7 +91,7 @@ def test_string_argument_retyped_by_the_schema_is_held_until_complete():
 
 
 def test_parser_tools_unknown_to_the_stream_only_delay_arguments():
-    compiled = compile_template("qwen3")
+    compiled = compile_template("qwen3:strict")
     from rtcompiler.runtime.deltas import DeltaStream as RuntimeStream
 
     parser = compiled.response_parser(QWEN, tools=TOOLS)
@@ -110,7 +110,7 @@ def test_escapes_split_anywhere(cut):
     text = qwen_call(body)
     at = text.index(ESCAPED) + cut
     for ensure_ascii in (False, True):
-        stream = stream_of("qwen3", QWEN, ensure_ascii=ensure_ascii)
+        stream = stream_of("qwen3:strict", QWEN, ensure_ascii=ensure_ascii)
         deltas = stream.initial_deltas + stream.feed(text[:at]) + stream.feed(text[at:])
         deltas += stream.finish()
         final = stream.message["tool_calls"][0]["function"]["arguments"]
@@ -121,7 +121,7 @@ def test_escapes_split_anywhere(cut):
                                    "true", "null", "[]", "{}", "[[], {}, [1, {}]]", '""'])
 def test_scalars_and_empty_containers_are_written_as_arguments_json_writes_them(value):
     text = qwen_call('{"name": "f", "arguments": {"v": ' + value + ', "w":' + value + "}}")
-    stream = stream_of("qwen3", QWEN)
+    stream = stream_of("qwen3:strict", QWEN)
     steps, last = feed_chars(stream, text)
     final = stream.message["tool_calls"][0]["function"]["arguments"]
     assert arguments([d for s in steps for d in s] + last) == arguments_json(final)
@@ -130,7 +130,7 @@ def test_scalars_and_empty_containers_are_written_as_arguments_json_writes_them(
 
 def test_arguments_given_as_a_string_stream_as_that_string():
     text = qwen_call(r'{"name": "f", "arguments": "{\"a\": \"\u00e9\"}"}')
-    stream = stream_of("qwen3", QWEN)
+    stream = stream_of("qwen3:strict", QWEN)
     steps, last = feed_chars(stream, text)
     assert stream.message["tool_calls"][0]["function"]["arguments"] == '{"a": "é"}'
     assert arguments([d for s in steps for d in s] + last) == '{"a": "é"}'
@@ -139,7 +139,7 @@ def test_arguments_given_as_a_string_stream_as_that_string():
 
 def test_arguments_before_the_name_wait_for_the_close():
     text = qwen_call('{"arguments": {"a": 1}, "name": "f"}')
-    stream = stream_of("qwen3", QWEN)
+    stream = stream_of("qwen3:strict", QWEN)
     steps, last = feed_chars(stream, text)
     assert not any(arguments(s) for s in steps[: text.index("</tool_call>")])
     assert arguments([d for s in steps for d in s] + last) == '{"a": 1}'
@@ -147,7 +147,7 @@ def test_arguments_before_the_name_wait_for_the_close():
 
 def test_a_nested_key_written_twice_still_decodes_to_the_final_arguments():
     text = qwen_call('{"name": "f", "arguments": {"a": {"x": 1, "x": 2}}}')
-    stream = stream_of("qwen3", QWEN)
+    stream = stream_of("qwen3:strict", QWEN)
     steps, last = feed_chars(stream, text)
     sent = arguments([d for s in steps for d in s] + last)
     assert json.loads(sent) == stream.message["tool_calls"][0]["function"]["arguments"]
@@ -156,7 +156,7 @@ def test_a_nested_key_written_twice_still_decodes_to_the_final_arguments():
 
 def test_arguments_written_twice_are_reported_as_a_divergence():
     text = qwen_call('{"name": "f", "arguments": {"a": 1}, "arguments": {"b": 2}}')
-    stream = stream_of("qwen3", QWEN)
+    stream = stream_of("qwen3:strict", QWEN)
     feed_chars(stream, text)
     assert stream.message["tool_calls"][0]["function"]["arguments"] == {"b": 2}
     assert [d["index"] for d in stream.divergences] == [0]
@@ -164,8 +164,8 @@ def test_arguments_written_twice_are_reported_as_a_divergence():
 
 def test_json_the_parser_refuses_raises_as_parse_response_does():
     text = qwen_call('{"name": "f", "arguments": {"a": 1,}}')
-    stream = stream_of("qwen3", QWEN)
-    with pytest.raises(ValueError, match="not JSON"):
+    stream = stream_of("qwen3:strict", QWEN)
+    with pytest.raises(ValueError, match="could not parse region as JSON"):
         for ch in text:
             stream.feed(ch)
         stream.finish()
@@ -197,7 +197,7 @@ def test_joined_text_fields_get_their_separator():
 
 
 def test_stripped_text_holds_back_only_whitespace():
-    stream = stream_of("qwen3", QWEN)
+    stream = stream_of("qwen3:strict", QWEN)
     assert stream.feed("  Hello") == [{"content": "Hello"}]
     assert stream.feed(" \n ") == []
     assert stream.feed("world  ") == [{"content": " \n world"}]
@@ -208,7 +208,7 @@ def test_stripped_text_holds_back_only_whitespace():
 
 
 def test_prefix_that_opens_a_region_streams_from_the_start():
-    stream = stream_of("qwen3_coder", CODER)
+    stream = stream_of("qwen3_coder:strict", CODER)
     assert stream.initial_deltas == [{"role": "assistant"}]
     assert stream.feed("plan\n</think>\n\nHi") == [{"reasoning_content": "plan"}, {"content": "Hi"}]
 
@@ -235,7 +235,7 @@ def test_a_call_id_from_the_template_is_used():
 
 
 def test_default_ids_are_distinct_and_stable_per_call():
-    stream = DeltaStream("qwen3", QWEN)
+    stream = DeltaStream("qwen3:strict", QWEN)
     text = qwen_call('{"name": "f", "arguments": {}}') .replace("<|im_end|>", "")
     deltas = stream.feed(text) + stream.feed(qwen_call('{"name": "g", "arguments": {}}'))
     deltas += stream.finish()
@@ -252,7 +252,7 @@ def test_python_function_tools_are_accepted_by_the_package_stream():
         """
         return n
 
-    stream = DeltaStream("qwen3_coder", CODER, tools=[f])
+    stream = DeltaStream("qwen3_coder:strict", CODER, tools=[f])
     text = "</think>\n\n<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</tool_call>"
     deltas = stream.feed(text) + stream.finish()
     assert accumulate(deltas)["tool_calls"][0]["function"]["arguments"] == '{"n": 5}'
@@ -261,8 +261,8 @@ def test_python_function_tools_are_accepted_by_the_package_stream():
 def test_a_field_filled_twice_is_reported_since_streamed_text_cannot_be_taken_back():
     # qwen3's content as it was before it kept text on both sides of a call: one region,
     # so the parser keeps the last, as transformers does.
-    template = json.loads(
-        (grammars.grammar("qwen3").folder / "response_template.json").read_text())
+    template = grammars.strict_spec(json.loads(
+        (grammars.grammar("qwen3").folder / "response_template.json").read_text()))
     del template["fields"]["content"]["repeats"], template["fields"]["content"]["join"]
     stream = DeltaStream(template, QWEN, call_id=lambda i: f"call_{i}")
     text = 'Hi <tool_call>\n{"name": "f", "arguments": {}}\n</tool_call> bye<|im_end|>'
@@ -283,7 +283,7 @@ def test_qwen3_keeps_text_on_both_sides_of_a_call_in_its_deltas_too():
 def test_an_xml_parameter_given_twice_still_decodes_to_the_final_arguments():
     text = ("</think>\n\n<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n"
             "<parameter=b>\n2\n</parameter>\n<parameter=a>\n3\n</parameter>\n</tool_call>")
-    stream = stream_of("qwen3_coder", CODER)
+    stream = stream_of("qwen3_coder:strict", CODER)
     steps, last = feed_chars(stream, text)
     sent = arguments([d for s in steps for d in s] + last)
     assert sent == '{"a": "1", "b": "2", "a": "3"}'

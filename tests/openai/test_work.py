@@ -194,13 +194,13 @@ class CountingRegex:
 
 def test_json_arguments_of_a_megabyte_cost_the_same_per_token_throughout():
     text, spans = json_call(MB)
-    stream = PackageDeltaStream("qwen3", QWEN, tools=TOOLS)
+    stream = PackageDeltaStream("qwen3:strict", QWEN, tools=TOOLS)
     assert_flat(run_stream(stream, text, spans), spans)
 
 
 def test_xml_arguments_of_a_megabyte_cost_the_same_per_token_throughout():
     text, spans = xml_call(MB)
-    parser = compile_template("qwen3_coder")
+    parser = compile_template("qwen3_coder:strict")
     patterns: dict[str, CountingRegex] = {}
 
     def regex(source: str) -> CountingRegex:
@@ -214,7 +214,7 @@ def test_xml_arguments_of_a_megabyte_cost_the_same_per_token_throughout():
     assert tags.work <= 2 * len(text), (tags.work, len(text))
 
 
-@pytest.mark.parametrize("grammar, make", [("qwen3", json_call), ("qwen3_coder", xml_call)])
+@pytest.mark.parametrize("grammar, make", [("qwen3:strict", json_call), ("qwen3_coder:strict", xml_call)])
 def test_the_generated_modules_openai_stream_is_linear_too(grammar, make, tmp_path):
     source = generate_module(resolve_template(grammar), openai=True)
     path = tmp_path / f"{grammar}_openai.py"
@@ -223,7 +223,7 @@ def test_the_generated_modules_openai_stream_is_linear_too(grammar, make, tmp_pa
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     text, spans = make(MB // 4)
-    stream = module.openai_stream(QWEN if grammar == "qwen3" else CODER, tools=TOOLS)
+    stream = module.openai_stream(QWEN if grammar == "qwen3:strict" else CODER, tools=TOOLS)
     assert_flat(run_stream(stream, text, spans), spans)
 
 

@@ -113,7 +113,8 @@ def stream_both(
 
 
 def raises_both(spec: dict[str, Any], text: str, prefix: str = "") -> str:
-    """Both sides raise on ``text`` (any chunking); same type. Returns the type name."""
+    """Both sides raise on ``text`` (any chunking); same type, and our message starts
+    with the reference's. Returns the type name."""
     module = ours(spec)
     ref = run_whole(
         lambda t, p, tl: ref_parse_response(t, copy.deepcopy(spec), prefix=p), text, prefix, None
@@ -121,12 +122,16 @@ def raises_both(spec: dict[str, Any], text: str, prefix: str = "") -> str:
     mine = run_whole(lambda t, p, tl: module.parse_response(t, prefix=p), text, prefix, None)
     assert ref.error is not None, "the reference did not raise"
     assert ref.outcome() == mine.outcome(), _explain("parse_response", spec, ref, mine)
+    assert mine.error_text.startswith(ref.error_text), _explain("message", spec, ref, mine)
     for chunks in ([text], list(text)):
         ref_s = run_stream(
             lambda p, tl: RefParser(copy.deepcopy(spec), prefix=p), prefix, chunks, None
         )
         mine_s = run_stream(lambda p, tl: module.ResponseParser(p), prefix, chunks, None)
         assert ref_s.outcome() == mine_s.outcome(), _explain("streaming", spec, ref_s, mine_s)
+        assert mine_s.error_text.startswith(ref_s.error_text), _explain(
+            "message", spec, ref_s, mine_s
+        )
     return ref.error[1]
 
 
@@ -661,9 +666,8 @@ def test_tool_argument_typing_json_strings() -> None:
 
 
 def test_tool_argument_typing_from_python_function() -> None:
-    # "ou fonctions Python avec des annotations de types et des docstrings": the
-    # reference converts a function itself; a generated parser takes its JSON schema.
-    from rtcompiler.template.functions import tool_schema
+    # "ou fonctions Python avec des annotations de types et des docstrings": both the
+    # reference and a generated module convert the function themselves, the same way.
 
     def set_alarm(hour: int, enabled: bool, label: str):
         """Set an alarm.
@@ -676,8 +680,11 @@ def test_tool_argument_typing_from_python_function() -> None:
 
     text = SET_ALARM_CALL
     ref = ref_parse_response(text, SMOLLM, prefix="", tools=[set_alarm])
-    mine = ours(SMOLLM).parse_response(text, prefix="", tools=[tool_schema(set_alarm)])
+    mine = ours(SMOLLM).parse_response(text, prefix="", tools=[set_alarm])
     assert canon(ref) == canon(mine)
+    stream = ours(SMOLLM).ResponseParser("", tools=[set_alarm])
+    stream.feed(text)
+    assert canon(stream.finalize()[0]) == canon(ref)
     assert canon(mine["tool_calls"][0]["function"]["arguments"]) == canon(TYPED_ARGUMENTS)
 
 
@@ -713,6 +720,28 @@ def test_dotted_placeholder() -> None:
 def test_dotted_placeholder_that_does_not_resolve_raises() -> None:
     # "Un chemin qui ne se résout pas ... lève une erreur".
     assert raises_both(DOTTED, '<tool>{"name": "greet_user"}</tool>') == "ValueError"
+
+
+def test_dotted_path_errors_read_as_the_references() -> None:
+    """transformers' own test_transform_dotted_path_errors, against our module: code
+    written against transformers matches on these messages."""
+
+    def spec_with(transform: Any) -> dict[str, Any]:
+        return {
+            "start_anchor": "<|assistant|>",
+            "fields": {
+                "x": {"open": "<x>", "close": "</x>", "content": "json", "transform": transform}
+            },
+        }
+
+    for transform, text, error, message in [
+        ({"a": "{content.args}"}, '<x>{"name": "n"}</x>', ValueError, "missing key 'args'"),
+        ({"a": "{content.name.x}"}, '<x>{"name": "n"}</x>', ValueError, "cannot index into str"),
+        ({"a": "{missing}"}, "<x>{}</x>", KeyError, "is not defined"),
+    ]:
+        assert raises_both(spec_with(transform), text) == error.__name__
+        with pytest.raises(error, match=message):
+            ours(spec_with(transform)).parse_response(text, prefix="")
 
 
 def test_placeholder_mixed_with_text_is_refused() -> None:

@@ -42,12 +42,12 @@ def meta(name: str) -> dict[str, Any]:
 
 @cache
 def spec(name: str) -> dict[str, Any]:
-    return grammar(name).spec
+    return grammar(f"{name}:strict").spec
 
 
 @cache
 def ours(name: str) -> Any:
-    return compile_template(name)
+    return compile_template(f"{name}:strict")
 
 
 @cache

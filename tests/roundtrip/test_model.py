@@ -29,7 +29,7 @@ try:
 except ImportError:  # a dev dependency: fail, do not skip
     torch = None
 
-QWEN3 = grammar("qwen3")
+QWEN3 = grammar("qwen3:strict")
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>",
            "<tool_call>", "</tool_call>"]
 CONVERSATIONS = 300

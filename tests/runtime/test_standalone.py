@@ -2,7 +2,7 @@
 
 A generated module contains only the ``###{standalone`` sections it needs (a section
 plus what the manifest, ``rtcompiler/codegen/manifest.py``, says it calls into), in
-manifest order. So, for content.py, transform.py and tools.py:
+manifest order. So, for content.py, transform.py, functions.py and tools.py:
 
 * every import inside a section is a standard-library module;
 * the manifest names exactly the file's sections, in file order, and every section
@@ -30,9 +30,14 @@ import pytest
 from rtcompiler.codegen import content as content_plans
 from rtcompiler.codegen import manifest
 from rtcompiler.codegen import transform as transform_plans
-from rtcompiler.runtime import content, tools, transform
+from rtcompiler.runtime import content, functions, tools, transform
 
-MODULES: dict[str, ModuleType] = {"content": content, "transform": transform, "tools": tools}
+MODULES: dict[str, ModuleType] = {
+    "content": content,
+    "transform": transform,
+    "functions": functions,
+    "tools": tools,
+}
 EXPECTED_SECTIONS = {
     "content": [
         "content_error",
@@ -47,6 +52,7 @@ EXPECTED_SECTIONS = {
         "pythonic",
     ],
     "transform": ["transform", "transform_each"],
+    "functions": ["tool_schema"],
     "tools": ["tool_coercion"],
 }
 
@@ -63,11 +69,11 @@ def sections(module: ModuleType) -> dict[str, str]:
     return found
 
 
-def closure(module: ModuleType, name: str) -> list[str]:
-    """``name`` and what it depends on, all in ``module`` here, in manifest order."""
+def closure(name: str) -> list[str]:
+    """The code of ``name`` and of what it depends on (all in MODULES), in manifest order."""
     found = list(manifest.closure([name]))
-    assert {manifest.BY_NAME[s].module for s in found} == {module.__name__.rsplit(".", 1)[1]}
-    return found
+    assert {manifest.BY_NAME[s].module for s in found} <= set(MODULES)
+    return [sections(MODULES[manifest.BY_NAME[s].module])[s] for s in found]
 
 
 @pytest.mark.parametrize("label", MODULES)
@@ -78,7 +84,8 @@ def test_section_names_and_dependencies(label: str) -> None:
     assert [s.name for s in manifest.SECTIONS if s.module == label] == EXPECTED_SECTIONS[label]
     for s in manifest.SECTIONS:
         if s.module == label:
-            assert set(s.depends) <= set(found)
+            # What a section calls into is in a module checked here too.
+            assert {manifest.BY_NAME[d].module for d in s.depends} <= set(MODULES)
 
 
 def test_manifest_lists_every_section_after_its_dependencies() -> None:
@@ -177,13 +184,21 @@ SMOKE: dict[str, str] = {
         f"result = transform_each([{{'args': {{}}, 'name': 'g'}}], {{'name': 'f'}}, "
         f"{EACH!r}, 'calls')"
     ),
+    "tool_schema": (
+        "def f(n: int, tags: 'list[str] | None' = None) -> int:\n"
+        "    'F.\\n\\nArgs:\\n    n: how many\\n    tags: labels (choices: [\"a\"])\\n'\n"
+        "result = tool_schema(f)\n"
+    ),
     "tool_coercion": (
+        "def g(n: int):\n"
+        "    'G.\\n\\nArgs:\\n    n: how many'\n"
         f"coerce = tool_coercer({TOOLS!r})\n"
         "result = [coerce({'function': {'name': 'f', 'arguments': {'n': '3.0', 'm': '1'}}})]\n"
+        "result.append(tool_coercer([g])({'function': {'name': 'g', 'arguments': {'n': '4'}}}))\n"
         "try:\n"
         "    tool_coercer([lambda: None])\n"
-        "except TypeError as e:\n"
-        "    result.append('tool_schema' in str(e))\n"
+        "except Exception as e:\n"
+        "    result.append([type(e).__name__, str(e)])\n"
     ),
 }
 
@@ -231,7 +246,7 @@ def test_each_section_runs_alone_under_isolated_python() -> None:
     for label, module in MODULES.items():
         code = sections(module)
         for name in code:
-            parts = [code[s] for s in closure(module, name)]
+            parts = closure(name)
             programs.append(_program([*parts, SMOKE[name]]))
             expected.append(in_process(SMOKE[name]))
             labels.append(f"{label}[{name}]")
@@ -244,6 +259,20 @@ def test_each_section_runs_alone_under_isolated_python() -> None:
     assert expected[labels.index("content[pythonic]")] == [
         {"name": "f", "arguments": {"from": "x", "n": [1, None]}}, {"name": "g", "arguments": {}}
     ]
+    assert expected[labels.index("tools[tool_coercion]")][1:] == [
+        {"function": {"name": "g", "arguments": {"n": 4}}},
+        ["DocstringParsingException", "Cannot generate JSON schema for <lambda> because it has "
+         "no docstring!"],
+    ]
+    assert expected[labels.index("functions[tool_schema]")]["function"]["parameters"] == {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "description": "how many"},
+            "tags": {"type": "array", "items": {"type": "string"}, "nullable": True,
+                     "enum": ["a"], "description": "labels"},
+        },
+        "required": ["n"],
+    }
 
 
 @pytest.mark.parametrize("reverse", [False, True])

@@ -346,15 +346,23 @@ class _Tools:
         return city
 
 
-@pytest.mark.parametrize("fn", [_tool, _Tools().method, lambda x: x])
-def test_python_functions_are_refused_with_a_pointer(fn: Any) -> None:
-    with pytest.raises(TypeError, match=r"rtcompiler\.tool_schema"):
-        tool_parameters([fn])
+@pytest.mark.parametrize("fn", [_tool, _Tools().method, lambda x: x, _Tools.method])
+def test_python_functions_are_converted_as_the_reference_does(fn: Any) -> None:
+    """A function among the tools types arguments as the reference's (get_json_schema);
+    one the reference cannot convert fails with its exception name and message."""
+    ref = outcome(lambda: ResponseParser(TEMPLATE, prefix="", tools=[fn])._tool_params)
+    mine = outcome(lambda: tool_parameters([fn]))
+    if isinstance(ref, Raised):
+        assert isinstance(mine, Raised), mine
+        assert mine.type.__name__ == ref.type.__name__
+        assert mine.message.startswith(ref.message), (mine, ref)
+    else:
+        assert mine == ref
 
 
 def test_tool_schema_gives_the_reference_typing() -> None:
     """Converting a function with tool_schema types exactly as passing the function."""
-    from rtcompiler.template.functions import tool_schema
+    from rtcompiler.runtime.functions import tool_schema
 
     for fn in (_tool, _Tools().method):
         parser = ResponseParser(TEMPLATE, prefix="", tools=[fn])

@@ -1,10 +1,13 @@
 """Python functions as tool JSON schemas, the way transformers' ``get_json_schema`` does.
 
-A generated parser types tool-call arguments from JSON schemas only (it cannot import
-transformers), so a caller who has tools as Python functions converts them once with
-:func:`tool_schema` and passes the result. The schema must be exactly what
-``transformers.utils.get_json_schema`` (5.23.0) returns -- same dict, same key order --
-so that a parser typed with it behaves as the reference typed with the function.
+The reference's ``ResponseParser`` takes tools as JSON schemas or as Python functions,
+which it converts with ``get_json_schema``. That converter needs only the standard
+library, so a generated module carries this one (the ``tool_schema`` section, inlined
+with ``tool_coercion`` into every module: ``tools`` is a runtime argument, so any
+parser may be handed a function). ``rtcompiler.tool_schema`` is the same function.
+The schema must be exactly what ``transformers.utils.get_json_schema`` (5.23.0)
+returns -- same dict, same key order -- so that a parser typed with it behaves as the
+reference typed with the function.
 
 What is read:
 
@@ -18,18 +21,20 @@ What is read:
   ``Literal`` and ``Enum`` classes (``enum``). Parameters with a default are not
   required; an untyped leading ``self``/``cls`` is skipped.
 
-Errors are those of the reference, by the same names: :class:`DocstringParsingException`
+Errors are those of the reference, by the same names and with the same messages (code
+written against transformers matches on them): :class:`DocstringParsingException`
 (no docstring, an argument without a description) and
 :class:`TypeHintParsingException` (a missing or unsupported hint).
 """
 
 from __future__ import annotations
 
-import inspect
-import json
-import re
-import sys
-import types
+###{standalone tool_schema
+import inspect as _inspect  # noqa: E402
+import json as _json  # noqa: E402
+import re as _re  # noqa: E402
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
@@ -68,14 +73,14 @@ _BARE_SCHEMAS: tuple[tuple[Any, dict[str, str]], ...] = (
 
 # Types transformers maps only when the library defining them is installed (PIL
 # images, torch tensors). Such a hint can only exist if that library is imported, so
-# looking in sys.modules decides exactly as transformers' availability checks do.
+# looking in _sys.modules decides exactly as transformers' availability checks do.
 _OPTIONAL_LIBRARY_TYPES: tuple[tuple[str, str, str], ...] = (
     ("PIL.Image", "Image", "image"),
     ("torch", "Tensor", "audio"),
 )
 
 _KEYWORDS = ("Args:", "Returns:", "Raises:")
-_CHOICES = re.compile(r"\(choices:", re.IGNORECASE)
+_CHOICES = _re.compile(r"\(choices:", _re.IGNORECASE)
 
 
 def tool_schema(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -91,11 +96,11 @@ def tool_schema(fn: Callable[..., Any]) -> dict[str, Any]:
     >>> tool_schema(multiply)["function"]["parameters"]["required"]
     ['x']
     """
-    doc = inspect.getdoc(fn)
+    doc = _inspect.getdoc(fn)
     name = getattr(fn, "__name__", "operation")
     if not doc:
         raise DocstringParsingException(
-            f"{name} has no docstring, so it cannot be described as a tool"
+            f"Cannot generate JSON schema for {name} because it has no docstring!"
         )
     doc = doc.strip()
     description = _description(doc)
@@ -109,13 +114,14 @@ def tool_schema(fn: Callable[..., Any]) -> dict[str, Any]:
     for arg, schema in parameters["properties"].items():
         if arg not in arg_descriptions:
             raise DocstringParsingException(
-                f"{name}: the docstring's Args: section does not describe argument {arg!r}"
+                f"Cannot generate JSON schema for {name} because the docstring has no "
+                f"description for the argument '{arg}'"
             )
         text = arg_descriptions[arg]
         choices = _choices(text)
         if choices is not None:
             start, payload = choices
-            schema["enum"] = [c.strip() if isinstance(c, str) else c for c in json.loads(payload)]
+            schema["enum"] = [c.strip() if isinstance(c, str) else c for c in _json.loads(payload)]
             text = text[:start].strip()
         schema["description"] = text
 
@@ -273,22 +279,24 @@ def _choices(text: str) -> tuple[int, str] | None:
 
 def _parameters_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
     hints = get_type_hints(fn)
-    signature = inspect.signature(fn)
+    signature = _inspect.signature(fn)
     params = signature.parameters
     # A method's receiver is recognised by name and by having no annotation.
     first = next(iter(params), None)
     receiver = (
         first
-        if first in ("self", "cls") and params[first].annotation == inspect.Parameter.empty
+        if first in ("self", "cls") and params[first].annotation == _inspect.Parameter.empty
         else None
     )
     required = []
     for pname, param in params.items():
         if pname == receiver:
             continue
-        if param.annotation == inspect.Parameter.empty:
-            raise TypeHintParsingException(f"{name}: argument {pname} has no type hint")
-        if param.default == inspect.Parameter.empty:
+        if param.annotation == _inspect.Parameter.empty:
+            raise TypeHintParsingException(
+                f"Argument {pname} is missing a type hint in function {name}"
+            )
+        if param.default == _inspect.Parameter.empty:
             required.append(pname)
 
     properties: dict[str, Any] = {}
@@ -314,7 +322,7 @@ def _bare_schema(hint: Any) -> dict[str, Any] | None:
     # A dict look-up, like the reference's, so an unhashable hint raises TypeError.
     table = {t: s for t, s in _BARE_SCHEMAS}
     for module_name, attr, json_type in _OPTIONAL_LIBRARY_TYPES:
-        module = sys.modules.get(module_name)
+        module = _sys.modules.get(module_name)
         if module is not None and hasattr(module, attr):
             table[getattr(module, attr)] = {"type": json_type}
     found = table.get(hint)
@@ -333,22 +341,28 @@ def _hint_schema(hint: Any) -> dict[str, Any]:
         if isinstance(hint, type) and issubclass(hint, Enum):
             values = [member.value for member in hint]
             if not values:
-                raise TypeHintParsingException(f"Enum {hint.__name__} has no members")
+                raise TypeHintParsingException(
+                    f"The Enum {hint.__name__} has no members, so no value could ever match it."
+                )
             if any(type(v) not in _SCALAR_TYPE_NAMES for v in values):
                 raise TypeHintParsingException(
-                    f"Enum {hint.__name__} has values that are not JSON scalars "
-                    f"(int, float, str, bool or None): {values}"
+                    f"The Enum {hint.__name__} has member values that cannot be written as "
+                    f"JSON scalars.\nValues: {values}\nEnum member values must be int, float, "
+                    "str, bool or None to be converted to a JSON schema."
                 )
             return _enum_schema(values)
         schema = _bare_schema(hint)
         if schema is None:
             raise TypeHintParsingException(
-                f"cannot convert the type hint {hint!r} to a JSON schema: use basic types "
-                "(str, int, float, bool, None), Enum classes, Literal, and list, tuple, dict "
-                "and unions of those, or write the tool's JSON schema by hand"
+                f"Couldn't convert the type hint {hint!r} to a JSON schema, likely because it "
+                "is a custom class or object. Supported type hints are basic types like int, "
+                "float, str and bool, Enum classes, typing.Literal, and list, tuple, dict and "
+                "Union types containing those. If you need a more complex schema than that, "
+                "you can write the JSON schema for your tool by hand and pass that instead of "
+                "the function."
             )
         return schema
-    if origin is Union or origin is types.UnionType:
+    if origin is Union or origin is _types.UnionType:
         choices = [_hint_schema(a) for a in args if a is not type(None)]
         if len(choices) == 1:
             result = choices[0]
@@ -365,7 +379,7 @@ def _hint_schema(hint: Any) -> dict[str, Any]:
     if origin is Literal and args:
         if any(type(a) not in _SCALAR_TYPE_NAMES for a in args):
             raise TypeHintParsingException(
-                f"Literal values must be JSON scalars (int, float, str, bool or None): {args}"
+                "Only the valid python literals can be listed in typing.Literal."
             )
         return _enum_schema(list(args))
     if origin is list:
@@ -375,13 +389,16 @@ def _hint_schema(hint: Any) -> dict[str, Any]:
             return {"type": "array"}
         if len(args) == 1:
             raise TypeHintParsingException(
-                f"{str(hint).replace('typing.', '')} is a one-element tuple; use the element "
-                "type itself, or list[...] if it can hold several"
+                f"The type hint {str(hint).replace('typing.', '')} is a Tuple with a single "
+                "element, which we do not automatically convert to JSON schema as it is rarely "
+                "necessary. If this input can contain more than one element, we recommend using "
+                "a list[] type instead, or if it really is a single element, remove the tuple[] "
+                "wrapper and just pass the element directly."
             )
         if ... in args:
             raise TypeHintParsingException(
-                f"{str(hint).replace('typing.', '')}: '...' in a tuple is not supported; "
-                "use list[...] for variable-length sequences"
+                "Conversion of '...' is not supported in Tuple type hints. Use list[] types "
+                "for variable-length inputs instead."
             )
         return {"type": "array", "prefixItems": [_hint_schema(a) for a in args]}
     if origin is dict:
@@ -389,4 +406,10 @@ def _hint_schema(hint: Any) -> dict[str, Any]:
         if len(args) == 2:
             schema["additionalProperties"] = _hint_schema(args[1])
         return schema
-    raise TypeHintParsingException(f"cannot convert the type hint {hint!r} to a JSON schema")
+    # Two arguments, as the reference raises it: its message is the pair's repr.
+    raise TypeHintParsingException(
+        "Couldn't parse this type hint, likely due to a custom class or object: ", hint
+    )
+
+
+###}

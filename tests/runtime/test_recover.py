@@ -1,0 +1,420 @@
+"""The robustness extensions ``recover`` and ``close-outside-strings`` (docs/extensions.md).
+
+* Their semantics on the outputs the issue lists, whole and streamed at every split.
+* Against transformers (hypothesis): a template that opts in gives exactly the
+  reference's message whenever the reference succeeds and no region is left unfinished.
+* Streamed == whole, at random chunkings, for the robust form of every bundled grammar
+  on messy outputs: truncated anywhere, broken JSON, markers inside strings, stray markers.
+* Work counted (never timed) for a long unfinished call fed a character at a time, and
+  for a body full of closing tags inside strings.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+from transformers.utils.chat_parsing import ResponseParser as RefParser
+from transformers.utils.chat_parsing import parse_response as ref_parse_response
+from transformers.utils.chat_parsing.response_templates import load_response_template
+
+from rtcompiler import grammars
+from rtcompiler.codegen import load_parser
+from rtcompiler.template import TemplateError, load_template
+
+from ..parity.strategies import chunkings, outputs, prefixes, templates, tools
+from ..parity.test_parity import _lazy_delimiters
+
+UNFINISHED = "unfinished: the output ended inside the region"
+
+QWEN = {
+    "extensions": ["recover", "close-outside-strings"],
+    "start_anchor": "<s>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"\s*<tool_call>", "close_pattern": r"</tool_call>\s*",
+            "content": "json", "repeats": True, "recover": True, "close_outside_strings": True,
+            "transform": {"type": "function",
+                          "function": {"name": "{content.name}",
+                                       "arguments": "{content.arguments}"}},
+        },
+        "content": {"close": "<|im_end|>", "repeats": True, "join": "\n\n"},
+    },
+}
+MODULE = load_parser(load_template(QWEN))
+
+
+def call(name: str, **arguments: Any) -> dict:
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def run(module: Any, text: str, chunks: list[str] | None = None, prefix: str = "") -> tuple:
+    """(message or exception type, events) streamed with ``chunks`` (default: whole)."""
+    parser = module.ResponseParser(prefix)
+    events = list(parser.initial_events)
+    try:
+        for chunk in [text] if chunks is None else chunks:
+            events += parser.feed(chunk)
+        message, final = parser.finalize()
+    except Exception as e:  # noqa: BLE001 -- the type is what is compared
+        return type(e), events
+    return message, events + final
+
+
+def whole(module: Any, text: str, prefix: str = "") -> Any:
+    try:
+        return module.parse_response(text, prefix=prefix)
+    except Exception as e:  # noqa: BLE001
+        return type(e)
+
+
+def assert_everywhere(module: Any, text: str, want: Any, prefix: str = "") -> None:
+    """``want`` whole, streamed a character at a time, and split at every position."""
+    assert whole(module, text, prefix) == want
+    assert run(module, text, list(text), prefix)[0] == want
+    for i in range(len(text) + 1):
+        assert run(module, text, [text[:i], text[i:]], prefix)[0] == want, i
+
+
+# -- semantics ------------------------------------------------------------------------
+
+
+def test_a_malformed_call_is_kept_as_text_in_its_place_and_the_others_are_kept():
+    text = ('before<tool_call>{"name": "f", "arguments": {</tool_call>middle'
+            '<tool_call>{"name": "g", "arguments": {"x": 1}}</tool_call>after<|im_end|>')
+    assert_everywhere(MODULE, text, {
+        "content": 'before\n\n{"name": "f", "arguments": {\n\nmiddle\n\nafter',
+        "tool_calls": [call("g", x=1)],
+    })
+
+
+def test_a_call_failing_its_transform_is_no_call():
+    # JSON, but no "arguments": the transform fails in the reference (ValueError).
+    text = 'a<tool_call>{"name": "f"}</tool_call>b'
+    assert_everywhere(MODULE, text, {"content": 'a\n\n{"name": "f"}\n\nb'})
+
+
+def test_a_truncated_call_is_never_a_call_and_its_text_is_kept():
+    # Its text would parse (the reference returns it as a call): unfinished, it is not one.
+    text = 'Cleaning up.<tool_call>{"name": "bash", "arguments": {"cmd": "rm -rf /tmp/build"}}'
+    want = {"content": "Cleaning up.\n\n" + text[len("Cleaning up.<tool_call>"):]}
+    assert_everywhere(MODULE, text, want)
+    assert ref_parse_response(text, grammars.strict_spec(QWEN), prefix="")["tool_calls"]
+    # Truncated anywhere inside the call: never a call, the prose always kept.
+    for cut in range(len("Cleaning up.<tool_call>"), len(text) + 1):
+        message = whole(MODULE, text[:cut])
+        assert "tool_calls" not in message, cut
+        assert message["content"].startswith("Cleaning up."), cut
+        assert "<tool_call>" not in message["content"], cut
+
+
+def test_a_marker_at_the_very_end_leaks_nowhere():
+    for text in ("Let me check.<tool_call>", "Let me check.\n<tool_call>\n  "):
+        assert_everywhere(MODULE, text, {"content": "Let me check."})
+
+
+def test_a_marker_inside_an_argument_string_does_not_close_the_call():
+    text = ('x<tool_call>{"name": "note", "arguments": {"text": "close it with </tool_call> '
+            'then \\"</tool_call>\\" and \\\\"}}</tool_call>y<|im_end|>')
+    assert_everywhere(MODULE, text, {
+        "content": "x\n\ny",
+        "tool_calls": [call("note", text='close it with </tool_call> then "</tool_call>" and \\')],
+    })
+
+
+def test_an_unbalanced_quote_runs_the_call_to_the_end_and_keeps_it_as_text():
+    text = 'a<tool_call>{"name": "f, "arguments": {}}</tool_call>b'
+    assert_everywhere(MODULE, text, {"content": 'a\n\n{"name": "f, "arguments": {}}</tool_call>b'})
+
+
+def test_events_of_a_failed_region():
+    text = "a<tool_call>{bad</tool_call>b<tool_call>{"
+    _, events = run(MODULE, text, list(text))
+    closes = [e for e in events if e["type"] == "region_close"]
+    assert [(e["field"], e["value"]) for e in closes] == [
+        ("content", "a"), ("tool_calls", None), ("content", "{bad"), ("content", "b"),
+        ("tool_calls", None), ("content", "{"),
+    ]
+    assert "could not parse region as JSON" in closes[1]["error"]
+    assert closes[4]["error"] == UNFINISHED
+    # The recovered text arrives as one chunk of the implicit field, right after the close.
+    k = events.index(closes[1])
+    assert events[k + 1 : k + 3] == [
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "{bad", "dirty": False},
+    ]
+    assert all("error" not in e for e in events if e not in (closes[1], closes[4]))
+
+
+def test_without_recover_the_same_outputs_fail_as_in_the_reference():
+    module = load_parser(load_template(_without("recover")))
+    for text in ("a<tool_call>{bad</tool_call>b", 'a<tool_call>{"name": "f"}</tool_call>'):
+        assert whole(module, text) is ValueError
+        assert run(module, text, list(text))[0] is ValueError
+    # Unfinished but parseable: a call, as in the reference.
+    text = 'a<tool_call>{"name": "f", "arguments": {}}'
+    assert whole(module, text)["tool_calls"] == [call("f")]
+
+
+def test_failures_that_are_not_the_models_still_raise():
+    spec = copy.deepcopy(QWEN)
+    spec["fields"]["tool_calls"]["optional"] = False
+    module = load_parser(load_template(spec))
+    assert whole(module, "a<tool_call>{bad</tool_call>") is ValueError
+
+
+def _without(*keys: str) -> dict:
+    spec = copy.deepcopy(QWEN)
+    for key in keys:
+        spec["fields"]["tool_calls"].pop(key, None)
+        spec["extensions"].remove({"recover": "recover"}.get(key, "close-outside-strings"))
+    return spec
+
+
+
+# -- against the reference ------------------------------------------------------------
+
+
+def robust(spec: dict, kept: tuple = ()) -> dict | None:
+    """``spec`` opting in to both extensions wherever it can (None when nowhere), with
+    the other extensions ``kept`` it declares."""
+    if not isinstance(spec, dict) or "extensions" in spec:
+        return None
+    fields = spec.get("fields") or {}
+    if not any("open" not in f and "open_pattern" not in f for f in fields.values()):
+        return None
+    out = copy.deepcopy(spec)
+    used = set()
+    for f in out["fields"].values():
+        if "open" not in f and "open_pattern" not in f:
+            continue
+        f["recover"] = True
+        used.add("recover")
+        args = f.get("content_args") or {}
+        if (
+            f.get("content") == "json" and ("close" in f or "close_pattern" in f)
+            and isinstance(args, dict) and not args.get("string_delims")
+            and not args.get("allow_non_json")
+        ):
+            f["close_outside_strings"] = True
+            out["extensions"] = ["close-outside-strings"]
+            try:
+                load_template({**out, "extensions": [
+                    "recover", "close-outside-strings", *kept]})
+            except TemplateError:
+                del f["close_outside_strings"]
+            else:
+                used.add("close-outside-strings")
+    out["extensions"] = sorted({*used, *kept})
+    return out
+
+
+DIFFERENTIAL = settings(
+    max_examples=200, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.filter_too_much],
+)
+
+
+def robust_run(module: Any, chunks: list[str], prefix: str, tool_list: Any) -> tuple:
+    """(message, or None when it raised; whether a region was left unfinished), streamed.
+
+    The final pass is run as ``finalize`` runs it, so that its events are seen even when
+    the message then fails (a required field that an unfinished region left empty)."""
+    events: list = []
+    try:
+        parser = module.ResponseParser(prefix, tools=copy.deepcopy(tool_list))
+        stream = parser._stream
+        events += parser.initial_events
+        for chunk in chunks:
+            events += parser.feed(chunk)
+        stream.forget()
+        stream.process(events, eos=True)
+    except Exception:  # noqa: BLE001 -- compared only where the reference succeeds
+        return None, any(e.get("error") == UNFINISHED for e in events)
+    unfinished = any(e.get("error") == UNFINISHED for e in events)
+    try:
+        return stream.finish(), unfinished
+    except Exception:  # noqa: BLE001
+        return None, unfinished
+
+
+def reference_run(spec: dict, chunks: list[str], prefix: str, tool_list: Any) -> Any:
+    """The reference's streamed message, or None when it raised."""
+    try:
+        parser = RefParser(load_response_template(json.loads(json.dumps(spec))), prefix=prefix,
+                           tools=copy.deepcopy(tool_list))
+        for chunk in chunks:
+            parser.feed(chunk)
+        return parser.finalize()[0]
+    except Exception:  # noqa: BLE001
+        return None
+
+
+@DIFFERENTIAL
+@given(data=st.data())
+def test_where_the_reference_succeeds_and_nothing_is_unfinished_the_message_is_its(data):
+    spec = data.draw(templates())
+    assume(not _lazy_delimiters(spec))
+    opted = robust(spec)
+    assume(opted is not None)
+    try:
+        load_response_template(json.loads(json.dumps(spec)))
+    except ValueError:
+        assume(False)
+    module = load_parser(load_template(opted))
+    text = data.draw(outputs(spec))
+    prefix = data.draw(prefixes(spec))
+    tool_list = data.draw(tools())
+    chunks = data.draw(chunkings(text))
+    if "".join(chunks) != text:
+        chunks = [text]
+    compared = 0
+    for pieces in ([text], chunks):
+        want = reference_run(spec, pieces, prefix, tool_list)
+        got, unfinished = robust_run(module, pieces, prefix, tool_list)
+        if want is not None and not unfinished:
+            assert json.dumps(got) == json.dumps(want), pieces
+            compared += 1
+    # parse_response gives what a single feed gives.
+    try:
+        whole_message = module.parse_response(text, prefix=prefix, tools=copy.deepcopy(tool_list))
+    except Exception:  # noqa: BLE001
+        whole_message = None
+    assert json.dumps(whole_message) == json.dumps(robust_run(module, [text], prefix, tool_list)[0])
+    event(f"compared with the reference: {compared}")
+
+
+# -- the robust forms of the bundled grammars, on messy outputs -------------------------
+
+
+def _robust_forms() -> list[tuple[str, dict]]:
+    """Every bundled grammar's robust form: as bundled when it opts in, else opted in to
+    whatever it can be (so the test covers every grammar's delimiters)."""
+    out = []
+    for name in grammars.names():
+        spec = grammars.grammar(name).spec
+        if "recover" not in (spec.get("extensions") or []):
+            strict = grammars.grammar(f"{name}:strict").spec
+            plain = {k: v for k, v in strict.items() if k != "extensions"}
+            spec = robust(plain, tuple(strict.get("extensions") or ()))
+            if spec is None:
+                continue
+        out.append((name, spec))
+    return out
+
+
+FORMS = _robust_forms()
+FORM_MODULES = {name: load_parser(load_template(spec)) for name, spec in FORMS}
+
+
+@st.composite
+def messy(draw: Any, spec: dict) -> str:
+    """A bundled grammar's output, then broken: cut, a character dropped, a delimiter
+    or a quote put anywhere (inside strings too)."""
+    plain = {k: v for k, v in spec.items() if k != "extensions"}
+    for f in plain["fields"].values():
+        f.pop("recover", None)
+        f.pop("close_outside_strings", None)
+    text = draw(outputs(plain))
+    markers = [s for f in spec["fields"].values() for key in ("open", "close")
+               for s in ([f[key]] if isinstance(f.get(key), str) else f.get(key) or [])]
+    markers += ['"', '\\', "{", "}", "</tool_call>", "<tool_call>", "[TOOL_CALLS]", "</s>",
+                "<|im_end|>", "</parameter>", "</function>"]
+    for _ in range(draw(st.integers(0, 3))):
+        how = draw(st.sampled_from(["cut", "drop", "insert"]))
+        at = draw(st.integers(0, len(text)))
+        if how == "cut":
+            text = text[:at]
+        elif how == "drop":
+            text = text[:at] + text[at + 1 :]
+        else:
+            text = text[:at] + draw(st.sampled_from(markers)) + text[at:]
+    return text
+
+
+@settings(max_examples=400, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_robust_bundled_forms_stream_as_they_parse_whole(data):
+    name, spec = data.draw(st.sampled_from(FORMS))
+    module = FORM_MODULES[name]
+    text = data.draw(messy(spec))
+    meta = grammars.meta(name)
+    prefix = data.draw(st.sampled_from(["", meta.get("generation_prompt") or ""]))
+    want = whole(module, text, prefix)
+    chunks = data.draw(chunkings(text))
+    got, _ = run(module, text, chunks if "".join(chunks) == text else [text], prefix)
+    assert got == want
+
+
+@pytest.mark.parametrize("name", [name for name, _ in FORMS])
+def test_robust_bundled_forms_truncated_at_every_position(name):
+    module = FORM_MODULES[name]
+    spec = dict(FORMS)[name]
+    tool_calls = spec["fields"].get("tool_calls", {})
+    example = grammars.meta(name).get("ambiguities", [])
+    texts = [a["output"] for a in example if "output" in a][:3]
+    assert texts, name
+    for text in texts:
+        for cut in range(len(text) + 1):
+            part = text[:cut]
+            want = whole(module, part)
+            assert run(module, part, list(part))[0] == want, (name, cut)
+            if isinstance(want, dict) and tool_calls.get("recover"):
+                # Whatever was cut, no delimiter of the grammar leaks into a call.
+                for c in want.get("tool_calls") or []:
+                    assert "<tool_call>" not in json.dumps(c), (name, cut)
+
+
+# -- work, counted ------------------------------------------------------------------------
+
+SIZES = (2_000, 8_000, 32_000)
+
+
+def _work(module: Any, text: str, step: int) -> float:
+    parser = module.ResponseParser("")
+    stream = parser._stream
+    for i in range(0, len(text), step):
+        parser.feed(text[i : i + step])
+    parser.finalize()
+    return stream.work
+
+
+@pytest.mark.parametrize("unit", ["a", 'a\\"', "</tool_call", ' "</tool_call>" ,'])
+def test_a_long_unfinished_call_fed_a_character_at_a_time_is_linear(unit):
+    # Inside a string that never ends, or outside one, with closes that never count or
+    # never complete: each feed reads its piece, not the body again.
+    head = 'x<tool_call>{"name": "f", "arguments": {"text": "' if unit != ' "</tool_call>" ,' \
+        else 'x<tool_call>{"name": "f", "arguments": ['
+    per = []
+    for n in SIZES:
+        text = head + unit * (n // len(unit))
+        work = _work(MODULE, text, 1)
+        per.append(work / len(text))
+        assert whole(MODULE, text)["content"].startswith("x\n\n{")
+    assert max(per) <= 40, per
+    assert per[2] <= per[0] * 1.1 + 0.5, per
+
+
+def test_closing_tags_inside_strings_cost_linear_work_whole_and_streamed():
+    for step in (0, 1, 7):
+        per = []
+        for n in SIZES:
+            items = ", ".join(['"</tool_call>"'] * (n // 16))
+            text = f'<tool_call>{{"name": "f", "arguments": {{"a": [{items}]}}}}</tool_call>'
+            if step:
+                work = _work(MODULE, text, step)
+            else:
+                parser = MODULE.ResponseParser("")
+                stream = parser._stream
+                message = stream.parse_whole(text)
+                assert len(message["tool_calls"][0]["function"]["arguments"]["a"]) == n // 16
+                work = stream.work
+            per.append(work / len(text))
+        assert max(per) <= 40, (step, per)
+        assert per[2] <= per[0] * 1.1 + 0.5, (step, per)
