@@ -119,6 +119,7 @@ class Builder:
             (f.name, self.opens[f.name]) for f in template.fields if f.open is not None]
         if implicit is not None and implicit in self.closes:
             self.outside.append((implicit, self.closes[implicit]))
+        self.heads = _heads(self.outside)
         self.tools = self._tools()
         self.prefix = self._prefix()
         self.inside, self.remainder = self._start_state()
@@ -528,7 +529,7 @@ class Builder:
         ``own`` is the delimiter ``expr`` writes; the others watched here may not match in
         the text at all."""
         others: tuple[ast.Node, ...] = () if inside else tuple(
-            tree.root for _, tree in self.outside if tree.root is not own)
+            tree.root for _, tree in self.outside if tree.root is not own) + self.heads
         owns = (own,) if own is not None else ()
         return self._prefix_text(expr, owns, others)
 
@@ -569,7 +570,7 @@ class Builder:
         return seq(opt(FreeText(others + own, 1, self._limit())), expr)
 
     def _outside_nodes(self) -> tuple[ast.Node, ...]:
-        return tuple(tree.root for _, tree in self.outside)
+        return tuple(tree.root for _, tree in self.outside) + self.heads
 
     # ------------------------------------------------------------------ bits
 
@@ -618,6 +619,30 @@ def _ends_with_literal(node: ast.Node, text: str) -> bool:
         if tail.endswith(text):
             return True
     return tail.endswith(text)
+
+
+def _heads(outside: list[tuple[str, DelimiterTree]]) -> tuple[ast.Node, ...]:
+    """What comes before a captured name in the delimiters watched outside regions
+    (Qwen3-Coder's ``\\s*<function=``). Text keeps them out too: a match of the whole
+    delimiter may begin in the text and run on past what the grammar writes next
+    (``<function=x`` then ``<tool_call>\\n<function=o9>\\n`` read as a call to
+    ``x<tool_call``)."""
+    out: list[ast.Node] = []
+    for _owner, tree in outside:
+        for alternative in tree.alternatives:
+            items = list(alternative.items) if isinstance(alternative, ast.Concat) else [
+                alternative]
+            at = next((i for i, item in enumerate(items)
+                       if isinstance(item, ast.Group) and item.name is not None), None)
+            if at is None:
+                continue
+            head = rx.concat(items[:at])
+            if rx.nullable(head) or rx.has_assertion(head):
+                continue
+            node = rx.for_avoiding(head)
+            if node not in out:
+                out.append(node)
+    return tuple(out)
 
 
 def _core(node: ast.Node) -> ast.Node:

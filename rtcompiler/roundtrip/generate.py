@@ -285,8 +285,15 @@ def round_trip(conv: Conversation, message: dict) -> tuple[str, Any]:
     parsing the turn again gives it back (under the format's normalisation)."""
     fmt = conv.format
     history = [{"role": "user", "content": conv.user}]
+    rendered = message
+    if fmt.norm.get("tool_call_id") == "alnum9" and message.get("tool_calls"):
+        # Mistral's chat templates refuse calls without 9-character ids, which a family
+        # like Magistral 2506 never writes (so never parses); the comparison drops them.
+        rendered = {**message, "tool_calls": [
+            {"id": f"{n:09d}", **call} if "id" not in call else call
+            for n, call in enumerate(message["tool_calls"])]}
     try:
-        prompt, output = fmt.renderer.assistant_turn(history, message, conv.tools)
+        prompt, output = fmt.renderer.assistant_turn(history, rendered, conv.tools)
     except jinja2.exceptions.TemplateError as e:
         return ("error", f"the chat template refuses the message: {e}")
     output = cut_at_stop(output, fmt.norm["end_of_turn"])
