@@ -359,12 +359,13 @@ class Builder:
                 self.grammar.note(f"{name} has no close delimiter: it can only end the turn")
             tail = opt(FreeText((), 1, self._limit())) if f.content == "text" else EMPTY
             return seq(head, tail)
-        reads_marker = [i for i in range(len(close.alternatives))
-                        if any(i in close.reading(m) for m in self.markers)]
         ending = [i for i in range(len(close.alternatives))
-                  if i in reads_marker or any(_ends_with_literal(close.alternatives[i], m)
-                                              for m in self.markers)]
-        middle = [i for i in range(len(close.alternatives)) if i not in ending]
+                  if any(i in close.reading(m) for m in self.markers)]
+        # A close that ends with a marker but does more (Qwen3-Coder's
+        # </function>\s*<|im_end|>) is not written: the parser reads on after it, and the
+        # marker, where the model's tokenizer stops at it, is no text of the output.
+        middle = [i for i in range(len(close.alternatives)) if i not in ending and not any(
+            _ends_with_literal(close.alternatives[i], m) for m in self.markers)]
         options: list[Expr] = []
         # Which close alternatives may come before each next step (and, for a region, before
         # each alternative of its open: Llama 3's "; " between calls needs the lookahead close).
@@ -528,8 +529,9 @@ class Builder:
         the first place a watched delimiter matches, and that is where ``expr`` begins.
         ``own`` is the delimiter ``expr`` writes; the others watched here may not match in
         the text at all."""
-        others: tuple[ast.Node, ...] = () if inside else tuple(
-            tree.root for _, tree in self.outside if tree.root is not own) + self.heads
+        others: tuple[ast.Node, ...] = self._markers_out() if inside else tuple(
+            tree.root for _, tree in self.outside if tree.root is not own) + self.heads + (
+            self._markers_out())
         owns = (own,) if own is not None else ()
         return self._prefix_text(expr, owns, others)
 
@@ -570,7 +572,13 @@ class Builder:
         return seq(opt(FreeText(others + own, 1, self._limit())), expr)
 
     def _outside_nodes(self) -> tuple[ast.Node, ...]:
-        return tuple(tree.root for _, tree in self.outside) + self.heads
+        return tuple(tree.root for _, tree in self.outside) + self.heads + self._markers_out()
+
+    def _markers_out(self) -> tuple[ast.Node, ...]:
+        """The end-of-turn markers, kept out of every text: a family never writes its marker
+        inside a text (Kimi K3's reasoning once held <|end_of_msg|>, read as text by the
+        parser, but the turn's end for everything else)."""
+        return tuple(rx.literal(m) for m in self.markers)
 
     # ------------------------------------------------------------------ bits
 
