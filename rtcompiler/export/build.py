@@ -369,6 +369,14 @@ class Builder:
         options: list[Expr] = []
         # Which close alternatives may come before each next step (and, for a region, before
         # each alternative of its open: Llama 3's "; " between calls needs the lookahead close).
+        # A close that goes on from where one proven by its lookahead ends is not written
+        # where that one fits: llguidance's greedy lexer cannot end Llama 3's "}" (then
+        # <|eot_id|>) where "}<|python_end|>" could go on.
+        fitting = [i for i in middle if _ends_with_lookahead(close.alternatives[i]) and any(
+            close.written(Written(following=self.leading_of(variant)), [i]) is not None
+            for step in after for variant in self._variants(step))]
+        middle = [i for i in middle if i in fitting or not any(
+            _extends(close.alternatives[i], close.alternatives[j]) for j in fitting)]
         groups: dict[tuple[int, ...], list[Step]] = {}
         for step in after:
             # A close that reads an end-of-turn marker ends the turn itself (below); the
@@ -627,6 +635,19 @@ def _ends_with_literal(node: ast.Node, text: str) -> bool:
         if tail.endswith(text):
             return True
     return tail.endswith(text)
+
+
+def _ends_with_lookahead(node: ast.Node) -> bool:
+    items = list(node.items) if isinstance(node, ast.Concat) else [node]
+    return bool(items) and isinstance(items[-1], ast.Lookahead) and not items[-1].negative
+
+
+def _extends(node: ast.Node, looking: ast.Node) -> bool:
+    """Whether ``node`` begins with the items of ``looking`` before its lookahead, and has
+    more."""
+    items = list(node.items) if isinstance(node, ast.Concat) else [node]
+    start = list(looking.items)[:-1] if isinstance(looking, ast.Concat) else []
+    return bool(start) and len(items) > len(start) and items[:len(start)] == start
 
 
 def _heads(outside: list[tuple[str, DelimiterTree]]) -> tuple[ast.Node, ...]:
