@@ -84,7 +84,7 @@ def test_mistral_round_trips_at_real_token_boundaries(name, request):
         return sizes
 
     recording.name = chunker.name
-    examples = max(300, request.config.getoption("--roundtrip-examples"))
+    examples = request.config.getoption("--roundtrip-examples")
     report = check(
         bundled.template, bundled.chat_template,
         examples=examples, normalise=meta.get("normalise"), reserved=meta.get("reserved"),
