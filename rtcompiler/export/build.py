@@ -30,7 +30,14 @@ from ..template import Template
 from . import regex as rx
 from . import turn as turns
 from .content import Bodies, Body, tag_head
-from .delimiters import DelimiterTree, Written, leading, split_special, to_expr
+from .delimiters import (
+    DelimiterTree,
+    Written,
+    leading,
+    split_special,
+    to_expr,
+    write_alternative,
+)
 from .grammar import (
     EMPTY,
     Alt,
@@ -125,6 +132,7 @@ class Builder:
         self.inside, self.remainder = self._start_state()
         self.turn = self._turn()
         self.auto = turns.automaton(self.turn)
+        self._separator_cache: dict[str, tuple[int, ...]] = {}
         self.markers = self._markers()
         self.rules: dict[str, Expr] = {}
         self.pending: list[tuple[str, int | None, tuple[Step, ...]]] = []
@@ -254,13 +262,43 @@ class Builder:
                     visit(auto.follow.get(t, []), True)
                     if t in auto.last and End(True) not in out:
                         out.append(End(True))
-                elif Go(t, text) not in out:
-                    out.append(Go(t, text))
+                else:
+                    go = Go(t, text, self._first_opens(t, position))
+                    if go not in out:
+                        out.append(go)
 
         visit(targets, False)
         if final and End(False) not in out:
             out.append(End(False))
         return tuple(out)
+
+    def _first_opens(self, target: int, position: int | None) -> tuple[int, ...] | None:
+        """The open alternatives a region may begin with when it does not follow a region
+        of its own field: not the ones its close looks ahead to, which only separate two
+        regions (Llama 3's ";" between calls)."""
+        name = self._field(target)
+        if name is None or (position is not None and self._field(position) == name):
+            return None
+        separators = self._separators(name)
+        if not separators:
+            return None
+        count = len(self.opens[name].alternatives)
+        return tuple(i for i in range(count) if i not in separators)
+
+    def _separators(self, name: str) -> tuple[int, ...]:
+        if name in self._separator_cache:
+            return self._separator_cache[name]
+        opener, close = self.opens.get(name), self.closes.get(name)
+        out: tuple[int, ...] = ()
+        if opener is not None and close is not None and len(opener.alternatives) > 1:
+            looking = [j for j, a in enumerate(close.alternatives) if _ends_with_lookahead(a)]
+            out = tuple(i for i in range(len(opener.alternatives)) if any(
+                close.written(Written(following=opener.written(Written(), [i])), [j])
+                is not None for j in looking))
+            if len(out) == len(opener.alternatives):
+                out = ()
+        self._separator_cache[name] = out
+        return out
 
     def _is_text(self, position: int) -> bool:
         item = self.auto.positions[position].item
@@ -402,7 +440,7 @@ class Builder:
             # A lookahead proved before each step alone holds before any of them.
             leads = [self.leading_of(step) for step in steps]
             follow = None if any(x is None for x in leads) else rx.alternation(leads)  # type: ignore[misc]
-            node = close.written(Written(following=follow), list(valid))
+            node = self._close_before(close, follow, valid)
             assert node is not None
             options.append(seq(head, self.close_expr(name, node),
                                self.rule_for(position, tuple(steps), suffix)))
@@ -412,6 +450,23 @@ class Builder:
                 options.append(seq(head, self.close_expr(name, node)))
         return alt(*options)
 
+    @staticmethod
+    def _close_before(close: DelimiterTree, follow: ast.Node | None,
+                      valid: tuple[int, ...]) -> ast.Node | None:
+        """The close alternatives ``valid`` written before what ``follow`` proves. Optional
+        whitespace right before a lookahead is not written: read a character at a time, a
+        shorter alternative of the close may end before it, and the whitespace becomes
+        content (Llama 3's "}\\n;{" streams content "\\n" that the whole parse does not)."""
+        options = []
+        for i in valid:
+            alternative = close.alternatives[i]
+            if _ends_with_lookahead(alternative):
+                alternative = _without_space_before_lookahead(alternative)
+            node = write_alternative(alternative, Written(following=follow))
+            if node is not None:
+                options.append(node)
+        return rx.alternation(options)
+
     def _variants(self, step: Step) -> list[Step]:
         """A step into a region, once per alternative of the region's open delimiter."""
         if not isinstance(step, Go) or step.text:
@@ -420,7 +475,8 @@ class Builder:
         if name is None or name not in self.opens:
             return [step]
         count = len(self.opens[name].alternatives)
-        return [Go(step.position, step.text, (i,)) for i in range(count)] if count > 1 else [step]
+        allowed = step.opens if step.opens is not None else range(count)
+        return [Go(step.position, step.text, (i,)) for i in allowed] if count > 1 else [step]
 
     def _whole(self, step: Step) -> Step:
         """``step`` without an open restriction when it keeps every alternative."""
@@ -640,6 +696,18 @@ def _ends_with_literal(node: ast.Node, text: str) -> bool:
 def _ends_with_lookahead(node: ast.Node) -> bool:
     items = list(node.items) if isinstance(node, ast.Concat) else [node]
     return bool(items) and isinstance(items[-1], ast.Lookahead) and not items[-1].negative
+
+
+def _without_space_before_lookahead(node: ast.Node) -> ast.Node:
+    items = list(node.items) if isinstance(node, ast.Concat) else [node]
+    if len(items) >= 2:
+        before = items[-2]
+        if isinstance(before, ast.Repeat) and before.min == 0 and isinstance(
+                before.item, ast.Chars) and all(chr(c).isspace() for lo, hi in
+                                                before.item.chars.ranges
+                                                for c in range(lo, hi + 1)):
+            return rx.concat(items[:-2] + items[-1:])
+    return node
 
 
 def _extends(node: ast.Node, looking: ast.Node) -> bool:
