@@ -388,7 +388,7 @@ class _Writer:
                 # The other delimiters may not match in the text; where the end begins one
                 # may (an implicit close "<tool_call>" where the calls open): the parser
                 # takes the longest match there, the end's.
-                others = rx.alternation(rx.for_avoiding(n) for n in part.others)
+                others = _contained(part.others)
                 head = (f"({self.slashed(self.regex.write(text))} & ~"
                         + self.slashed(f"(?s:.*)(?:{self.regex.write(others)})(?s:.*)") + ")")
                 pieces = [f"({head} {self.slashed(self.regex.write(part.end))})"]
@@ -414,7 +414,7 @@ class _Writer:
             text = rx.repeat(ast.Chars(part.chars or ANY), part.min_len, part.max_len)
             pieces = [self.slashed(self.regex.write(text))]
             if part.others:
-                others = rx.alternation(rx.for_avoiding(n) for n in part.others)
+                others = _contained(part.others)
                 pieces.append("~" + self.slashed(f"(?s:.*)(?:{self.regex.write(others)})(?s:.*)"))
             return "(" + " & ".join(pieces) + ")" if len(pieces) > 1 else pieces[0]
         if isinstance(part, Guarded):
@@ -490,3 +490,39 @@ def _string(text: str) -> str:
         else:
             out.append(c)
     return '"' + "".join(out) + '"'
+
+
+def _contained(nodes: tuple[ast.Node, ...]) -> ast.Node:
+    """What ``(?s:.*)(?:X)(?s:.*)`` needs of the delimiters ``nodes`` to hold the same texts:
+    each alternative without the optional items at its ends, which the ``.*`` beside them
+    cover, and none that begins with another that is a plain literal (Qwen3-Coder's
+    ``\\s*<function=[^>\\n]+>\\n`` beside ``<function=``). llguidance builds the derivatives
+    of the and-not as it masks tokens; with the redundant alternative under a bounded text's
+    counter they outgrew its limit ("too many expressions constructed") after
+    ``<tool_call>\\n<function``, and the only token left was the end of turn."""
+    out: list[ast.Node] = []
+    for node in nodes:
+        for alternative in rx.alternatives(rx.for_avoiding(node)):
+            items = list(alternative.items) if isinstance(alternative, ast.Concat) else [
+                alternative]
+            while len(items) > 1 and rx.nullable(items[0]):
+                items.pop(0)
+            while len(items) > 1 and rx.nullable(items[-1]):
+                items.pop()
+            out.append(rx.concat(items))
+    literals = {text for text in map(rx.literal_text, out) if text}
+    kept = [node for node in out if rx.literal_text(node) in literals or not any(
+        _literal_prefix(node).startswith(text) for text in literals)]
+    return rx.alternation(dict.fromkeys(kept)) or rx.EMPTY
+
+
+def _literal_prefix(node: ast.Node) -> str:
+    items = list(node.items) if isinstance(node, ast.Concat) else [node]
+    prefix = ""
+    for item in items:
+        text = rx.literal_text(item)
+        if text is None:
+            break
+        prefix += text
+    return prefix
+

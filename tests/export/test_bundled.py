@@ -207,3 +207,39 @@ def test_values_of_any_type_compile_in_llguidance():
                               name="qwen3", prefix=f.prompt).text
         error = LLMatcher.validate_grammar(LLMatcher.grammar_from_lark(text), llg_tokenizer())
         assert error == "", f"{params}: {error}"
+
+
+def test_the_bounded_llguidance_form_masks_a_parameterless_qwen3_coder_call():
+    """Each token masked, as a sampler does: Qwen3-Coder's bounded content once kept out
+    ``\\s*<function=[^>\\n]+>\\n`` beside ``<function=``, and after ``<tool_call>\\n<function``
+    llguidance's lexer gave up ("too many expressions constructed"), leaving only the end of
+    turn to write."""
+    import numpy as np
+    from llguidance import LLMatcher
+    from llguidance.numpy import allocate_token_bitmask, fill_next_token_bitmask
+
+    from rtcompiler.export import Bounds, export_grammar
+
+    from .helpers import hf_tokenizer, special_tokens
+
+    f = family("qwen3_coder")
+    tools = [{"type": "function", "function": {
+        "name": "o9", "description": "The o9 tool.",
+        "parameters": {"type": "object", "properties": {}, "required": [],
+                       "additionalProperties": False}}}]
+    text = export_grammar(f.template, tools=tools, tool_choice="required", format="llguidance",
+                          prefix="<|im_start|>assistant\n<think>\n",
+                          special_tokens=special_tokens(),
+                          bounds=Bounds(max_text=24, max_calls=1), meta=f.meta,
+                          name="qwen3_coder").text
+    tok = hf_tokenizer()
+    matcher = LLMatcher(llg_tokenizer(), LLMatcher.grammar_from_lark(text), log_level=0)
+    mask = allocate_token_bitmask(1, llg_tokenizer().vocab_size)
+    for token in tok.encode("<tool_call>\n<function=o9>\n</tool_call><|im_end|>",
+                            add_special_tokens=False):
+        fill_next_token_bitmask(matcher, mask, 0)
+        assert matcher.get_error() == ""
+        allowed = np.unpackbits(mask[0].view(np.uint8), bitorder="little")
+        assert allowed[token], tok.decode([token])
+        assert matcher.consume_token(token)
+    assert matcher.is_accepting()
