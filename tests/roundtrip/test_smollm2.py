@@ -28,6 +28,10 @@ from .models_extra import require
 
 ROWS = 2  # per grammar in the default run: one forced call each; --runslow sweeps more
 SWEEP_ROWS = 13  # per grammar with --runslow: 208 generations
+# Kimi K3's tags are plain text to SmolLM2's tokenizer ("<|close|>argument<|sep|>" is about
+# ten tokens): one call with two arguments after a short reasoning and answer takes about
+# 195 tokens, past the default 192.
+MAX_NEW_TOKENS = 256
 
 
 def bundled_formats() -> list[generate.Format]:
@@ -61,7 +65,8 @@ def _constrained(smollm2, rows: int) -> generate.GenerationReport:
     model, threads = smollm2
     formats = bundled_formats()
     report = generate.run(formats, model, rows, seed=0, constrained=True,
-                          grammar=generate.exported_grammar(model.tokenizer), threads=threads)
+                          grammar=generate.exported_grammar(model.tokenizer), threads=threads,
+                          max_new_tokens=MAX_NEW_TOKENS)
     lines: list[str] = []
     generate.print_report(report, lines.append)
     print("\n".join(lines))
