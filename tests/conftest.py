@@ -1,4 +1,4 @@
-"""Suite-wide options: heavier sweeps are opt-in."""
+"""Suite-wide options: heavier sweeps are opt-in (``--runslow`` runs the tests marked slow)."""
 
 from __future__ import annotations
 
@@ -22,3 +22,16 @@ def pytest_addoption(parser):
         help="examples per bundled grammar in the round-trip tests (default 150; "
         "rtc check's own default is 300)",
     )
+    parser.addoption(
+        "--runslow", action="store_true",
+        help="also run the tests marked slow (heavier sweeps, such as 200+ real-model generations)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]

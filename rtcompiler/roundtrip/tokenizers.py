@@ -70,6 +70,58 @@ def stream_pieces(ids: Sequence[int], decode: Callable[[Sequence[int]], str]) ->
     return pieces
 
 
+class IncrementalDecoder:
+    """The text a server streams as a model writes tokens, one token at a time, in linear time.
+
+    ``step(id)`` returns the new text the token settles ('' while it ends inside a
+    character); ``finish()`` returns what is still held when generation stops (a row cut
+    in the middle of a character), so that the pieces always join to ``decode(ids)``.
+    With a transformers fast tokenizer the work is done by ``tokenizers``'
+    ``DecodeStream`` (its pieces are :func:`stream_pieces`'); otherwise the growing prefix
+    is decoded after each token (quadratic, for tokenizers without one).
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.pieces: list[str] = []
+        self._sent = ""  # only kept up to date on the quadratic path
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        self._stream = None
+        if backend is not None:
+            from tokenizers.decoders import DecodeStream
+
+            self._backend = backend
+            self._stream = DecodeStream(skip_special_tokens=False)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False,
+                                     clean_up_tokenization_spaces=False)
+
+    def step(self, token: int) -> str:
+        self.ids.append(token)
+        if self._stream is not None:
+            piece = self._stream.step(self._backend, token) or ""
+        else:
+            text = self.decode(self.ids)
+            grows = len(text) > len(self._sent) and text.startswith(self._sent)
+            piece = text[len(self._sent):] if grows and not text.endswith(REPLACEMENT) else ""
+            self._sent += piece
+        if piece:
+            self.pieces.append(piece)
+        return piece
+
+    def finish(self) -> str:
+        final = self.decode(self.ids) if self.ids else ""
+        sent = "".join(self.pieces)
+        if not final.startswith(sent):
+            raise ChunkingError("the decoded text changed what was already streamed")
+        rest = final[len(sent):]
+        if rest:
+            self.pieces.append(rest)
+        return rest
+
+
 class TokenChunker:
     """``chunker(text) -> chunk sizes``: ``text`` cut where its tokens end, as streamed.
 

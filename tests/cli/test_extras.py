@@ -27,7 +27,10 @@ def _missing(monkeypatch, *modules: str) -> None:
      "rtc check needs the 'check' extra: pip install 'rtcompiler[check]'"),
     (["check", "--model", "some_dir"], ["transformers"],
      "rtc check --model needs the 'models' extra: pip install 'rtcompiler[models]'"),
-    (["check", "--model", "some_dir", "--generate"], ["torch"],
+    (["check", "--model", "some_dir", "--generate", "2"], ["torch"],
+     "rtc check --model needs the 'models' extra: pip install 'rtcompiler[models]'"),
+    (["check", "qwen3", "--model", "smollm2", "--generate", "2", "--constrained"],
+     ["llguidance"],
      "rtc check --model needs the 'models' extra: pip install 'rtcompiler[models]'"),
     (["check", "--model", "some_dir"], ["hypothesis", "transformers"],
      "rtc check --model needs the 'check' and 'models' extras: "

@@ -124,8 +124,8 @@ OPTIONS = {
               "--workers", "--text-field", "--tools-field", "--overwrite", "--live-calls"],
     "parse --jsonl": ["--prefix", "--prefix-file", "--tools", "-o", "--workers",
                       "--text-field", "--tools-field", "--overwrite", "FILE", "--stream"],
-    "check": ["--examples", "--seed", "--samples", "--max-new-tokens", "--meta",
-              "--chat-template", "--model", "--generate"],
+    "check": ["--examples", "--seed", "--generate", "--max-new-tokens", "--meta",
+              "--chat-template", "--model", "--constrained", "--batch-size"],
     "list": ["--bogus"],
     "nonsense": ["--version", "--bogus"],
 }
@@ -143,10 +143,11 @@ def invocations(draw, where: Path, command: str) -> tuple[list[str], bytes]:
     for option in draw(st.lists(st.sampled_from(options), max_size=4, unique=True)):
         if option == "FILE":
             argv.append(draw(paths(where)))
-        elif option in ("--stream", "--openai", "--overwrite", "--generate", "--version",
+        elif option in ("--stream", "--openai", "--overwrite", "--constrained", "--version",
                         "--bogus", "--live-calls"):
             argv.append(option)
-        elif option in ("--examples", "--seed", "--samples", "--max-new-tokens", "--workers"):
+        elif option in ("--examples", "--seed", "--generate", "--max-new-tokens", "--workers",
+                        "--batch-size"):
             argv += [option, draw(NUMBERS)]
         elif option == "--emit":
             argv += [option, draw(st.sampled_from(["automaton", "mermaid", "dfa-dot", "pdf"]))]

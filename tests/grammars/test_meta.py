@@ -44,8 +44,8 @@ def test_the_schema_is_valid_and_closes_every_object_with_fixed_keys():
             closed += 1
         else:  # a map of free names (render_kwargs, control_tokens) or a message/tool schema
             assert where.rsplit("/", 1)[-1] in {
-                "render_kwargs", "control_tokens", "expected", "items"}, where
-    assert closed == 5  # the meta, normalise, tokenizer, mistral_common, an ambiguity
+                "render_kwargs", "control_tokens", "call_keys", "expected", "items"}, where
+    assert closed == 6  # the meta, normalise, tokenizer, mistral_common, an ambiguity, export
 
 
 @pytest.mark.parametrize("name", grammars.names())
@@ -83,7 +83,7 @@ def test_an_unknown_key_is_refused_naming_the_key_and_the_file(tmp_path):
 
 
 @pytest.mark.parametrize("change,message", [
-    (lambda m: m.update(name="qwen3"), "unknown key 'name'; known: ambiguities, families, "),
+    (lambda m: m.update(name="qwen3"), "unknown key 'name'; known: ambiguities, export, families, "),
     (lambda m: m["ambiguities"][1].update(comment="x"), "ambiguities[1]: unknown key 'comment'"),
     (lambda m: m["normalise"].update(reasoning=True), "normalise.reasoning: True is not one of"),
     (lambda m: m["normalise"].update(end_of_turn="<|im_end|>"),

@@ -1,4 +1,4 @@
-"""rtc check --model DIR [--generate] on a model folder built here, from nothing.
+"""rtc check --model DIR [--generate N] on a model folder built here, from nothing.
 
 The folder is what a Hugging Face checkpoint holds, made small: a byte-level
 BPE tokenizer trained (``tokenizers``) on a few hundred conversations that the
@@ -169,37 +169,37 @@ def _check_model_chunks_at_the_tokenizers_boundaries(model_dir):
     assert any("🙂" in p for p in pieces)
 
 
+def table_rows(out: str) -> dict[str, dict[str, int]]:
+    """The report's table: grammar -> column -> figure."""
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("grammar  "))
+    columns = re.split(r"\s{2,}", lines[at].strip())[1:]
+    rows = {}
+    for line in lines[at + 1:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) != len(columns) + 1 or not all(c.isdigit() for c in cells[1:]):
+            break
+        rows[cells[0]] = dict(zip(columns, map(int, cells[1:]), strict=True))
+    return rows
+
+
 def _check_model_generate_reports_figures(model_dir, capsys):
-    code = main(["check", "--model", str(model_dir), "--generate", "--samples", "8", "--seed", "1"])
+    code = main(["check", "--model", str(model_dir), "--generate", "8", "--seed", "1",
+                 "--max-new-tokens", "48"])
     out, err = capsys.readouterr()
     assert code == 0, out + err
-    figures = {m.group(1).strip(): int(m.group(2))
-               for m in re.finditer(r"^(\S.*?|  \S.*?)\s{2,}(\d+)(?:\s|$)", out, re.M)}
-    assert figures["generations"] == 8, out
-    assert figures["stream != whole"] == 0, out
-    assert figures["parsed"] + figures["parse exceptions"] == 8, out
-    assert figures["tokens generated"] > 8, out
-    assert "tool calls found" in figures and "args fail schema" in figures, out
+    figures = table_rows(out)["qwen3"]
+    assert figures["rows"] == 8 and figures["forced"] == 4, out
+    assert figures["stream=whole"] == 8, out
+    assert 0 < figures["tokens"] <= 8 * 48, out
+    assert figures["round trip"] <= figures["parsed"] <= 8, out
+    assert figures["valid calls"] <= figures["calls"], out
+    assert "ms of CPU per step" in out and "ok: every row streams as it parses whole" in out
 
 
 def test_generate_needs_a_model():
     result = subprocess.run(
-        [sys.executable, "-m", "rtcompiler.cli.main", "check", "qwen3", "--generate"],
+        [sys.executable, "-m", "rtcompiler.cli.main", "check", "qwen3", "--generate", "4"],
         capture_output=True, text=True)
     assert result.returncode == 2
-    assert "--generate needs --model DIR" in result.stderr
-
-
-def test_generation_report_counts_tool_calls_against_their_schemas():
-    from rtcompiler.roundtrip.generate import GenerationReport, _check_call
-
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}}]
-    report = GenerationReport()
-    call = {"type": "function", "function": {"name": "f", "arguments": {"n": 1}}}
-    assert _check_call(call, tools, report) is None
-    assert _check_call({"function": {"name": "f", "arguments": {"n": "1"}}}, tools, report)
-    assert _check_call({"function": {"name": "f", "arguments": "{broken"}}, tools, report)
-    assert _check_call({"function": {"name": "g", "arguments": {}}}, tools, report)
-    assert (report.tool_calls, report.schema_failures, report.unknown_tools) == (4, 2, 1)
-    assert "args fail schema      2" in report.table()
+    assert "--generate needs --model" in result.stderr
