@@ -1937,7 +1937,8 @@ def _strings_in_place(body: str, delimiter: str, key_pattern: "str | None"):  # 
     Done with splits and joins: the text outside the strings is rewritten as one
     piece, joined by a marker where each string was (a key can neither hold a marker
     character nor follow one, so the markers' numbers change nothing). When no string
-    needs an escape, nothing is parked: each string is itself between quotes.
+    needs an escape (nor is beyond ASCII), nothing is parked: each string is itself between
+    quotes.
     """
     parts = body.split(delimiter)
     if len(parts) % 2 == 0:
@@ -1946,7 +1947,9 @@ def _strings_in_place(body: str, delimiter: str, key_pattern: "str | None"):  # 
     if key_pattern is not None:
         outside = _quote_keys(_PARK_OPEN.join(outside), key_pattern).split(_PARK_OPEN)
     strings = parts[1::2]
-    if _NEEDS_ESCAPE.search("".join(strings)) is None:
+    joined = "".join(strings)
+    # json.dumps writes non-ASCII as escapes: the text a failure quotes must be the same.
+    if joined.isascii() and _NEEDS_ESCAPE.search(joined) is None:
         parts[0::2] = outside
         return '"'.join(parts), []
     pieces = [outside[0]]
