@@ -1,7 +1,7 @@
 """Every example of the response-template documentation, as unit tests.
 
 The source is the French user documentation of the format
-(``/work/shared/seeds/response-templates.fr.txt``, transformers' "Analyse de la
+(the seed ``response-templates.fr.txt``, transformers' "Analyse de la
 réponse" page). Each test runs the example through transformers' reference and through
 the parser rtcompiler generates, checks that they agree (message, events, exception
 type), and, where the documentation shows a result, asserts that result literally.
