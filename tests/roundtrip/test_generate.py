@@ -89,8 +89,14 @@ def test_a_message_that_does_not_survive_rendering_fails_the_round_trip():
     assert r.failures == ["round trip"]
 
 
+def strict_conversation(force=False) -> generate.Conversation:
+    # qwen3 recovers a broken call (docs/extensions.md); its strict form still raises.
+    return conversation(generate.bundled_format("qwen3:strict"), force=force)
+
+
 def test_each_failure_of_a_constrained_row_is_named():
-    assert row("<tool_call>\n{oops}\n</tool_call><|im_end|>").failures == ["parse error"]
+    broken = "<tool_call>\n{oops}\n</tool_call><|im_end|>"
+    assert row(broken, conv=strict_conversation()).failures == ["parse error"]
     assert row("Hi<|im_end|>", force=True).failures == ["forced, no call"]
     assert row("Hi", stop="capped").failures == ["capped"]
     bad = '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call><|im_end|>'
@@ -99,7 +105,7 @@ def test_each_failure_of_a_constrained_row_is_named():
 
 def test_an_unconstrained_row_only_fails_on_a_stream_that_differs():
     r = row("<tool_call>\n{oops}\n</tool_call><|im_end|>", constrained=False, force=True,
-            stop="capped")
+            stop="capped", conv=strict_conversation(force=True))
     assert r.whole[0] == "error" and r.failures == []
 
 
