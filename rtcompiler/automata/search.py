@@ -35,7 +35,7 @@ from ..dialect import ast
 from ..dialect.errors import PatternError
 from ..dialect.parser import parse_pattern
 from ..runtime.engine import CompiledRegex, Match, Prefilter, Scanner, TagChain, regex_from_data
-from .capture import capture_pattern
+from .capture import capture_pattern, lazy_tail_pattern
 from .chain import chain_plan
 from .dfa import Dfa
 from .nfa import Nfa, compile_nfa
@@ -50,8 +50,15 @@ class Regex(CompiledRegex):
         parsed = parse_pattern(nfa.source)
         self.prefilter_facts = prefilter_data(parsed.root)
         self.capture_source = capture_pattern(parsed)
+        # Only where the whole pattern has no form that may run over a whole text.
+        self.lazy_tail_source = (
+            lazy_tail_pattern(parsed)
+            if self.capture_source is None or not self.capture_source["tail"] else None
+        )
         prefilter = None if self.prefilter_facts is None else Prefilter(self.prefilter_facts)
-        super().__init__(nfa, dfa.alphabet, dfa, prefilter, self.capture_source)
+        super().__init__(
+            nfa, dfa.alphabet, dfa, prefilter, self.capture_source, self.lazy_tail_source
+        )
 
     @property
     def pattern(self) -> str:
@@ -64,7 +71,7 @@ class Regex(CompiledRegex):
         :meth:`from_data` reads it back into a working :class:`Regex`.
         """
         nfa = self.nfa
-        return {
+        data = {
             "format": "rtcompiler.regex/1",
             "pattern": nfa.source,
             "nfa": {
@@ -83,6 +90,9 @@ class Regex(CompiledRegex):
             "prefilter": self.prefilter_facts,
             "captures": self.capture_source,
         }
+        if self.lazy_tail_source is not None:  # (absent otherwise: modules stay as they were)
+            data["lazy_tail"] = self.lazy_tail_source
+        return data
 
     @staticmethod
     def from_data(data: dict) -> CompiledRegex:
