@@ -189,6 +189,8 @@ def _robustness(f: Field) -> str:
         json_body = f.content == "json" and not (
             isinstance(f.content_args, dict) and f.content_args.get("allow_non_json"))
         out += ' recover="json",' if json_body else " recover=True,"
+        if isinstance(f.recover, str):
+            out += f" recover_to={literal(f.recover)},"
     if f.close_outside_strings:
         out += " outside_strings=True,"
     return out
