@@ -921,9 +921,10 @@ class ResponseStream(StreamMemo, WholePass):
             self.body.append("".join(tail))
             tail.clear()
         region = self.table.by_name[self.current]
-        if eos and region.recover and region.close is not None and region.recover != "json":
-            # Unfinished: never a value, however its text would parse. (A JSON body is
-            # parsed: cut, it does not parse, and is recovered as text below.)
+        if eos and region.recover is True and region.close is not None:
+            # Unfinished: never a value, however its text would parse. (A JSON body or a
+            # pythonic call list is parsed: cut, it does not parse, and is recovered as
+            # text below.)
             self.recovered("".join(self.body), _UNFINISHED, events)
             self.reset()
             return

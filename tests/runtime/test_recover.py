@@ -232,6 +232,65 @@ def test_events_of_a_recovery_into_a_named_field():
     ]
 
 
+# -- pythonic call lists say themselves whether they are whole -----------------------------
+
+PYTHONIC = {
+    "extensions": ["pythonic", "recover"],
+    "start_anchor": "<s>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"^\s*(?=\[\s*[A-Za-z_][\w.]*\()", "close": ["<|eot|>"],
+            "content": "pythonic", "recover": True, "transform_each": True,
+            "transform": {"type": "function",
+                          "function": {"name": "{name}", "arguments": "{arguments}"}},
+        },
+        "content": {"close": ["<|eot|>"], "repeats": True, "join": "\n\n"},
+    },
+}
+PYTHONIC_MODULE = load_parser(load_template(PYTHONIC))
+
+
+def test_a_pythonic_call_list_cut_anywhere_is_text_and_whole_without_its_close_is_a_call():
+    text = '[rm(path="/tmp/build", opts={"force": True, "list": [1, (2, 3)]}), ping()]'
+    for cut in range(1, len(text)):
+        want = {"content": text[:cut].strip()} if text[:cut].strip() else {}
+        assert whole(PYTHONIC_MODULE, text[:cut]) == want, cut
+    for cut in (len(text) - 1, len(text) - 2, 20):
+        assert_everywhere(PYTHONIC_MODULE, text[:cut], {"content": text[:cut]})
+    # The stop token stripped by the server: the list is complete, so it is the calls.
+    want = {"tool_calls": [call("rm", path="/tmp/build",
+                                opts={"force": True, "list": [1, [2, 3]]}), call("ping")]}
+    assert_everywhere(PYTHONIC_MODULE, text, want)
+    assert_everywhere(PYTHONIC_MODULE, text + "\n", want)
+    # Closed but not a call list (a positional argument): no call, its text is kept.
+    assert_everywhere(PYTHONIC_MODULE, "[f(1)]<|eot|>", {"content": "[f(1)]"})
+
+
+def test_an_unfinished_pythonic_list_is_parsed_once_at_the_end():
+    parsed = []
+    module = load_parser(load_template(PYTHONIC))
+    region = module.TABLE.by_name["tool_calls"]
+    process = region.process
+
+    def counting(body, captures):
+        parsed.append(len(body))
+        return process(body, captures)
+
+    region.process = counting  # the module is cached: put back below
+    per = []
+    try:
+        for n in SIZES:
+            text = '[f(s="' + "a" * n
+            parsed.clear()
+            work = _work(module, text, 1)
+            assert parsed == [len(text)], n  # one parse, of the whole body, at the end
+            per.append(work / len(text))
+    finally:
+        region.process = process
+    assert max(per) <= 40, per
+    assert per[2] <= per[0] * 1.1 + 0.5, per
+
+
 def _without(*keys: str) -> dict:
     spec = copy.deepcopy(QWEN)
     for key in keys:
