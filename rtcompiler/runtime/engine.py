@@ -332,7 +332,7 @@ def regex_from_data(data: dict) -> CompiledRegex:
     prefilter = None if pre is None else Prefilter(pre)
     return CompiledRegex(
         program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"),
-        data.get("lazy_tail"),
+        data.get("lazy_tail"), data.get("branches"),
     )
 
 
@@ -447,7 +447,8 @@ class CompiledRegex:
     """
 
     def __init__(
-        self, program, classes, dfa, prefilter=None, captures=None, lazy_tail=None
+        self, program, classes, dfa, prefilter=None, captures=None, lazy_tail=None,
+        branches=None,
     ) -> None:
         self.nfa = program
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
@@ -487,6 +488,14 @@ class CompiledRegex:
                 _re.compile(head["source"], _re.DOTALL), head["names"],
                 lazy_tail["literal"], lazy_tail["excluded"],
             )
+        # For an alternation with no such form whose alternatives each have one, or are
+        # a lookahead of a literal: per alternative, (its stdlib form, its literals, None)
+        # or (None, (), the literal looked for); see automata/search.py, branch_forms.
+        self.branches = None if branches is None else [
+            (None, (), b["ahead"]) if "ahead" in b
+            else (_re.compile(b["form"], _re.DOTALL), tuple(b["literals"]), None)
+            for b in branches
+        ]
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)

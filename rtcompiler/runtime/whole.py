@@ -33,6 +33,7 @@ _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see comp
 # commit cuts into is looked for again, from further on.
 _WHOLE_READS = 4
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
+_NEXT = object()  # WholePass.next_literal's keys in ``whole``, beside the watchers'
 
 
 _FIRST_TRIES = 8  # _find_literal: memchr tries before str.find of the whole literal
@@ -388,6 +389,8 @@ class WholePass:
                 self.formed <= _WHOLE_READS * self.end
             ):
                 return self.complete_lazy_tail(key, regex)
+            if regex.branches is not None and self.formed <= _WHOLE_READS * self.end:
+                return self.complete_branches(key, regex)
             self.whole[key] = _SLOW
             return _SLOW
         held, base = self.held()
@@ -483,6 +486,58 @@ class WholePass:
         m = Match(hit + base, end + base, False, _form_groups(regex, found, aliases))
         self.whole[key] = (pos, m)
         return m
+
+    def complete_branches(self, key, regex):
+        """:meth:`complete` for an alternation whose alternatives have stdlib forms or are
+        lookaheads of literals (``regex.branches``, automata/search.py ``branch_forms``):
+        each alternative's leftmost match (a form matches where one of its literals
+        begins; a lookahead, empty, where its literal does); the earliest wins, and at
+        one start the first in order. Where the literal occurs next is remembered per
+        literal, so that a literal far ahead is looked for once a parse, not once a call.
+        """
+        pos = self.pos
+        held, base = self.held()
+        lo = pos - base
+        whole = self.whole
+        best = None
+        for form, literals, ahead in regex.branches:
+            at = lo
+            while True:
+                hit = -1
+                for literal in literals or (ahead,):
+                    j = self.next_literal(whole, held, literal, at)
+                    if j >= 0 and (hit < 0 or j < hit):
+                        hit = j
+                if hit < 0 or best is not None and hit >= best[0]:
+                    break  # none, or none before an earlier alternative's
+                if form is None:
+                    best = (hit, hit)
+                    break
+                found = form.match(held, hit)
+                if found is not None:
+                    self.examined += found.end() - hit
+                    self.formed += found.end() - hit
+                    best = (hit, found.end())
+                    break
+                self.failures += 1
+                if self.failures > _WHOLE_FAILURES:
+                    whole[key] = _SLOW
+                    return _SLOW
+                at = hit + 1
+        m = None if best is None else Match(best[0] + base, best[1] + base, False)
+        whole[key] = (pos, m)
+        return m
+
+    def next_literal(self, whole, held, literal, at):
+        """Where ``literal`` next occurs in ``held`` from ``at`` on (-1: nowhere), looked
+        up in what an earlier search from no further on found (kept in ``whole``)."""
+        known = whole.get((_NEXT, literal))
+        if known is not None and known[0] <= at and (known[1] < 0 or known[1] >= at):
+            return known[1]
+        j = held.find(literal, at)
+        self.examined += (len(held) if j < 0 else j) - at
+        whole[_NEXT, literal] = (at, j)
+        return j
 
     def find_whole(self, pre, held, lo, hi):
         """``pre.find`` over the whole text, answered from one search for every

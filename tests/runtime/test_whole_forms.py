@@ -181,3 +181,67 @@ def test_a_long_lazy_header_takes_no_python_step_in_a_whole_text_parse() -> None
         assert stream.steps == 0, (n, stream.steps)
         assert regex.walked == walked
         assert stream.searched + stream.examined <= 1.1 * len(text), n
+
+
+# -- an alternation of forms and lookaheads: each alternative's leftmost match ------------
+
+def _branch_spec(close_pattern: str) -> dict:
+    return {
+        "start_anchor": "<s>",
+        "fields": {"t": {"open": "[", "close_pattern": close_pattern}, "content": {}},
+    }
+
+
+BRANCH_CASES = (
+    # Qwen3's call close: a call also ends where the turn does.
+    (r"</tool_call>\s*|(?=<\|im_end\|>)", ("[", "x", " ", "\n", "</tool_call>", "</tool_",
+                                           "<|im_end|>", "<|im_")),
+    # The lookahead first: at one start, it wins over the form.
+    (r"(?=ab)|a\s*", ("[", "a", "b", "ab", " ", "x")),
+    # Two forms, a literal of one inside the other's match.
+    (r"ab\s*c|(?=b)|bc", ("[", "a", "b", "c", " ", "abc")),
+)
+
+
+def test_alternations_of_forms_and_lookaheads_get_branches() -> None:
+    for pattern, _ in BRANCH_CASES:
+        module = load_parser(load_template(_branch_spec(pattern)))
+        regex = module.TABLE.by_name["t"].close.regex
+        assert regex.captures is None and regex.branches is not None, pattern
+
+
+_BRANCH_MODULES: dict = {}
+
+
+@DIFFERENTIAL
+@given(data=st.data(), case=st.sampled_from(BRANCH_CASES))
+def test_branches_find_the_references_match(data, case) -> None:
+    pattern, pieces = case
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=16)))
+    spec = _branch_spec(pattern)
+    if pattern not in _BRANCH_MODULES:
+        _BRANCH_MODULES[pattern] = load_parser(load_template(spec))
+    module = _BRANCH_MODULES[pattern]
+    assert_same(
+        outcome(lambda: module.parse_response(text, prefix="")),
+        outcome(lambda: ref_parse_response(text, spec, prefix="")),
+    )
+
+
+def test_qwen3_calls_closed_by_a_lookahead_take_no_python_step_in_a_whole_text_parse() -> None:
+    # qwen3:strict closes a call with `</tool_call>\s*|(?=<\|im_end\|>)`, which has no form
+    # and no prefilter: each alternative is found apart, and the end of turn looked for
+    # once a parse, however many calls there are.
+    from rtcompiler.grammars import grammar
+
+    spec = grammar("qwen3:strict").spec
+    module = load_parser(load_template(spec))
+    call = '<tool_call>\n{"name": "f", "arguments": {"a": "x</tool_cal y"}}\n</tool_call>\nok '
+    for n in (10, 100, 400):
+        text = "Hi " + call * n + '<tool_call>\n{"name": "g", "arguments": {}}<|im_end|>'
+        stream = module.ResponseStream(module.TABLE, "")
+        message = stream.parse_whole(text)
+        assert message == ref_parse_response(text, spec, prefix="")
+        assert len(message["tool_calls"]) == n + 1
+        assert stream.steps == 0, (n, stream.steps)
+        assert stream.examined <= 4.1 * len(text), (n, stream.examined / len(text))
