@@ -975,22 +975,36 @@ class ResponseStream(StreamMemo, WholePass):
             events.append({"type": "region_close", "field": name, "value": value})
 
     def recovered(self, body, error, events):
-        """A recovering region that failed (``error``) gives no value; its body, unless
-        only whitespace, is a stretch of the implicit field of its own."""
+        """A recovering region that failed (``error``) gives no value; its body is
+        implicit text: cut where the implicit field's close matches in it (a marker
+        there is no text), each piece not only whitespace a stretch of its own."""
         name = self.current
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": None, "error": error})
-        if body.strip():
-            implicit = self.table.implicit
-            self.current, self.captures = implicit, {}
+        if not body.strip():
+            return
+        implicit = self.table.implicit
+        close = self.table.by_name[implicit].close
+        pieces = [body]
+        if close is not None:
+            pieces, at = [], 0
+            for m in close.regex.finditer(body):
+                start, end = m.span()
+                pieces.append(body[at:start])
+                at = end
+            pieces.append(body[at:])
+        self.current, self.captures = implicit, {}
+        dirty = self.table.modes[implicit][1]
+        for piece in pieces:
+            if not piece.strip():
+                continue
             if events is not None:
                 events.append({"type": "region_open", "field": implicit})
                 events.append({
-                    "type": "region_chunk", "field": implicit, "text": body,
-                    "dirty": self.table.modes[implicit][1],
+                    "type": "region_chunk", "field": implicit, "text": piece, "dirty": dirty,
                 })
-            self.close_with(body, events)
-            self.current = name
+            self.close_with(piece, events)
+        self.current = name
 
     def reset(self):
         table = self.table
