@@ -42,8 +42,8 @@ def field_function(name: str, index: int, f: Field, module: ModuleBuilder) -> st
         # pattern (slower, and only ever run on such a body) before it is given up.
         retry = content_plans.with_tag_pattern(plan, f.recover_tag_pattern)
         _, retry_call = _content_function(
-            f"_content_{index}_retry", retry, module, f"fields.{f.name}.recover_tag_pattern",
-            define=False,
+            f"_content_{index}_retry", retry, module, f"fields.{f.name}.content_args",
+            define=False, tag_where=f"fields.{f.name}.recover_tag_pattern",
         )
         module.functions.append(
             f"def _content_{index}(body):\n    try:\n        return {content_call}\n"
@@ -104,11 +104,12 @@ def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
 
 def _content_function(
     name: str, plan: content_plans.ContentPlan, module: ModuleBuilder, where: str,
-    define: bool = True,
+    define: bool = True, tag_where: str | None = None,
 ) -> tuple[str, str]:
     """The call that parses ``body`` for ``plan``, an expression of ``body``, with the
     data it needs emitted; with ``define``, also a function ``name(body)`` making it
-    (what a nested value parser is passed as). Returns ``name`` and the call."""
+    (what a nested value parser is passed as). Returns ``name`` and the call.
+    ``tag_where`` names the tag pattern in errors (default: ``where``'s ``tag_pattern``)."""
     module.need(*plan.sections)
     if plan.function == "parse_text":
         # parse_text itself, written out: a text value costs no call.
@@ -126,7 +127,9 @@ def _content_function(
             if plan.function != "parse_kv_lines":
                 finditer = "None"
                 if plan.tag_pattern is not None:
-                    _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern", module.budget)
+                    _check_tag_pattern(
+                        plan.tag_pattern, tag_where or where + ".tag_pattern", module.budget
+                    )
                     finditer = f"_TAGS[{module.tag(plan.tag_pattern)}].group_finditer"
                     module.need("chain")
                 call += f", {finditer}"

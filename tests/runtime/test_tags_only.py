@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing import parse_response as ref_parse_response
 
+from rtcompiler import compile_template
 from rtcompiler.codegen import load_parser
 from rtcompiler.grammars import strict_spec
 from rtcompiler.template import TemplateError, load_template
@@ -264,3 +265,10 @@ def test_the_strict_form_has_neither_key():
     field = strict_spec(spec)["fields"]["tool_calls"]
     assert not {"recover", "tags_only", "recover_tag_pattern"} & set(field)
     assert "extensions" not in strict_spec(spec)
+
+
+def test_a_second_pattern_outside_our_dialect_is_refused_by_its_name():
+    with pytest.raises(TemplateError) as info:
+        compile_template(with_field(recover_tag_pattern=r"<p=(?P<key>\w+)>(?<=x)"))
+    assert str(info.value).startswith("fields.tool_calls.recover_tag_pattern: unsupported "
+                                      "lookbehind")
