@@ -421,7 +421,7 @@ def parse_xml_inline(
     for m in finditer(body):
         if tags_only:
             start, end = m.span()
-            if body[read:start].strip():
+            if start > read and not body[read:start].isspace():
                 _xml_untagged(body, read, start, args["tags_closers"])
             read = end
             tags += 1
@@ -448,7 +448,13 @@ def parse_xml_inline(
                 _xml_twice(key)
             out[key] = value
     if tags_only:
-        _xml_tags_only_end(body, read, tags, args)
+        # The usual body passes at C speed: nothing after the last tag but one stray
+        # closing tag at most, and as many openings as tags read.
+        rest = body[read:].strip()
+        if (rest and rest not in args["tags_closers"]) or sum(
+            map(body.count, args["tags_leads"])
+        ) != tags:
+            _xml_tags_only_end(body, read, tags, args)
     return out
 
 
@@ -479,7 +485,7 @@ def parse_xml_typed(
     for m in finditer(body):
         if tags_only:
             start, end = m.span()
-            if body[read:start].strip():
+            if start > read and not body[read:start].isspace():
                 _xml_untagged(body, read, start, args["tags_closers"])
             read = end
             tags += 1
@@ -503,7 +509,13 @@ def parse_xml_typed(
                 _xml_twice(key)
             out[key] = value
     if tags_only:
-        _xml_tags_only_end(body, read, tags, args)
+        # The usual body passes at C speed: nothing after the last tag but one stray
+        # closing tag at most, and as many openings as tags read.
+        rest = body[read:].strip()
+        if (rest and rest not in args["tags_closers"]) or sum(
+            map(body.count, args["tags_leads"])
+        ) != tags:
+            _xml_tags_only_end(body, read, tags, args)
     return out
 
 
