@@ -52,12 +52,12 @@ class Region:
 
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
-        "recover", "outside_strings",
+        "recover", "outside_strings", "recover_to",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
-        recover=False, outside_strings=False,
+        recover=False, outside_strings=False, recover_to=None,
     ) -> None:
         self.name = name
         self.open = open
@@ -71,6 +71,7 @@ class Region:
         # body becomes implicit text; the close counts only outside the body's JSON strings.
         self.recover = recover
         self.outside_strings = outside_strings
+        self.recover_to = recover_to  # the field that keeps that body; None: the implicit one
 
 
 class RegionTable:

@@ -921,9 +921,10 @@ class ResponseStream(StreamMemo, WholePass):
             self.body.append("".join(tail))
             tail.clear()
         region = self.table.by_name[self.current]
-        if eos and region.recover and region.close is not None and region.recover != "json":
-            # Unfinished: never a value, however its text would parse. (A JSON body is
-            # parsed: cut, it does not parse, and is recovered as text below.)
+        if eos and region.recover is True and region.close is not None:
+            # Unfinished: never a value, however its text would parse. (A JSON body or a
+            # pythonic call list is parsed: cut, it does not parse, and is recovered as
+            # text below.)
             self.recovered("".join(self.body), _UNFINISHED, events)
             self.reset()
             return
@@ -975,16 +976,18 @@ class ResponseStream(StreamMemo, WholePass):
             events.append({"type": "region_close", "field": name, "value": value})
 
     def recovered(self, body, error, events):
-        """A recovering region that failed (``error``) gives no value; its body is
-        implicit text: cut where the implicit field's close matches in it (a marker
-        there is no text), each piece not only whitespace a stretch of its own."""
+        """A recovering region that failed (``error``) gives no value; its body is text
+        of the field that keeps it (the implicit field unless the region names another):
+        cut where that field's close matches in it (a marker there is no text), each
+        piece not only whitespace a stretch of its own."""
         name = self.current
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": None, "error": error})
         if not body.strip():
             return
-        implicit = self.table.implicit
-        close = self.table.by_name[implicit].close
+        table = self.table
+        keeper = table.by_name[name].recover_to or table.implicit
+        close = table.by_name[keeper].close
         pieces = [body]
         if close is not None:
             pieces, at = [], 0
@@ -993,15 +996,15 @@ class ResponseStream(StreamMemo, WholePass):
                 pieces.append(body[at:start])
                 at = end
             pieces.append(body[at:])
-        self.current, self.captures = implicit, {}
-        dirty = self.table.modes[implicit][1]
+        self.current, self.captures = keeper, {}
+        dirty = table.modes[keeper][1]
         for piece in pieces:
             if not piece.strip():
                 continue
             if events is not None:
-                events.append({"type": "region_open", "field": implicit})
+                events.append({"type": "region_open", "field": keeper})
                 events.append({
-                    "type": "region_chunk", "field": implicit, "text": piece, "dirty": dirty,
+                    "type": "region_chunk", "field": keeper, "text": piece, "dirty": dirty,
                 })
             self.close_with(piece, events)
         self.current = name
