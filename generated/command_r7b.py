@@ -363,7 +363,10 @@ def regex_from_data(data: dict) -> CompiledRegex:
     )
     pre = data.get("prefilter")
     prefilter = None if pre is None else Prefilter(pre)
-    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"))
+    return CompiledRegex(
+        program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"),
+        data.get("lazy_tail"), data.get("branches"),
+    )
 
 
 class DfaTables:
@@ -476,7 +479,10 @@ class CompiledRegex:
     the compiler's lazily built DFA, or :class:`DfaTables` in a generated module.
     """
 
-    def __init__(self, program, classes, dfa, prefilter=None, captures=None) -> None:
+    def __init__(
+        self, program, classes, dfa, prefilter=None, captures=None, lazy_tail=None,
+        branches=None,
+    ) -> None:
         self.nfa = program
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
@@ -505,6 +511,24 @@ class CompiledRegex:
         self.tail = captures is not None and bool(captures.get("tail"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
+        # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
+        # its groups' aliases, the literal, and the characters outside S (see
+        # automata/capture.py, lazy_tail_pattern; used by WholePass.complete).
+        self.lazy_tail = None
+        if lazy_tail is not None:
+            head = lazy_tail["head"]
+            self.lazy_tail = (
+                _re.compile(head["source"], _re.DOTALL), head["names"],
+                lazy_tail["literal"], lazy_tail["excluded"],
+            )
+        # For an alternation with no such form whose alternatives each have one, or are
+        # a lookahead of a literal: per alternative, (its stdlib form, its literals, None)
+        # or (None, (), the literal looked for); see automata/search.py, branch_forms.
+        self.branches = None if branches is None else [
+            (None, (), b["ahead"]) if "ahead" in b
+            else (_re.compile(b["form"], _re.DOTALL), tuple(b["literals"]), None)
+            for b in branches
+        ]
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -3064,6 +3088,25 @@ _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see comp
 # commit cuts into is looked for again, from further on.
 _WHOLE_READS = 4
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
+_NEXT = object()  # WholePass.next_literal's keys in ``whole``, beside the watchers'
+
+
+_FIRST_TRIES = 8  # _find_literal: memchr tries before str.find of the whole literal
+
+
+def _find_literal(text, literal, i):
+    """``text.find(literal, i)``, found first by its first character: a memchr, where
+    str.find of a longer literal reads about a nanosecond a character in text whose
+    letters its skip table keeps (a long Harmony header's ``json x``, 30 us at 32 K).
+    After a few occurrences of that character that do not begin the literal, str.find:
+    at most one read of the text more."""
+    first = literal[0]
+    for _ in range(_FIRST_TRIES):
+        j = text.find(first, i)
+        if j < 0 or text.startswith(literal, j):
+            return j
+        i = j + 1
+    return text.find(literal, i)
 
 
 def _literal_at(delimiter, held, j, base):
@@ -3074,15 +3117,17 @@ def _literal_at(delimiter, held, j, base):
     raise AssertionError("no literal at the position its prefilter found")
 
 
-def _form_groups(regex, found):
-    """The groups of ``found``, a match of the stdlib form of ``regex``, by name (None
-    for one that took no part), or None when the pattern names none: each name takes
-    the value of the one alias that took part (see automata/capture.py)."""
+def _form_groups(regex, found, aliases=None):
+    """The groups of ``found``, a match of the stdlib form of ``regex`` (or of its lazy
+    tail's head, whose ``aliases`` are given), by name (None for one that took no
+    part), or None when the pattern names none: each name takes the value of the one
+    alias that took part (see automata/capture.py)."""
     names = regex.nfa.group_names
     if not names:
         return None
     values = found.groupdict()
-    aliases = regex.capture_names
+    if aliases is None:
+        aliases = regex.capture_names
     groups = {}
     for name in names:
         value = None
@@ -3395,6 +3440,12 @@ class WholePass:
             form is None or pre is None or pre.lead or not regex.tail
             or self.formed > _WHOLE_READS * self.end
         ):
+            if regex.lazy_tail is not None and pre is not None and not pre.lead and (
+                self.formed <= _WHOLE_READS * self.end
+            ):
+                return self.complete_lazy_tail(key, regex)
+            if regex.branches is not None and self.formed <= _WHOLE_READS * self.end:
+                return self.complete_branches(key, regex)
             self.whole[key] = _SLOW
             return _SLOW
         held, base = self.held()
@@ -3434,6 +3485,114 @@ class WholePass:
         m = _form_match(regex, found, base)
         self.whole[key] = (pos, m)
         return m
+
+    def complete_lazy_tail(self, key, regex):
+        """:meth:`complete` for a pattern ``head S*? literal`` (``regex.lazy_tail``): the
+        head's stdlib form at the first literal of the prefilter, then the first
+        ``literal`` after it, found with ``str.find`` (automata/capture.py,
+        lazy_tail_pattern, says why that is the match). Where that does not settle
+        it (no literal after the head's match, or a character outside ``S`` before
+        it), the scanner decides. Linear: the head reads a bounded number of
+        characters past its match, and the stretch is read once by ``str.find``.
+        """
+        head, aliases, literal, excluded = regex.lazy_tail
+        pre = regex.prefilter
+        pos = self.pos
+        held, base = self.held()
+        lo = pos - base
+        n = len(held)
+        # With no landmarks search to answer from, the prefilter's own (a few calls less).
+        find = self.find_whole if self.table.landmarks is not None else None
+        while True:
+            if find is None:
+                hit = pre.find(held, lo, n)
+                self.examined += (n if hit < 0 else hit) - lo
+            else:
+                hit = find(pre, held, lo, n)
+            if hit < 0:
+                self.whole[key] = (pos, None)
+                return None
+            found = head.match(held, hit)
+            if found is not None:
+                break
+            # No match begins at a literal where the head fails, nor before the next one.
+            self.failures += 1
+            if self.failures > _WHOLE_FAILURES:
+                self.whole[key] = _SLOW
+                return _SLOW
+            lo = hit + 1
+        middle = found.end()
+        at = _find_literal(held, literal, middle)
+        if at < 0:
+            if held.find(literal, hit) < 0:
+                # Every match holds the literal after its start: none from here on.
+                self.examined += n - hit
+                self.whole[key] = (pos, None)
+                return None
+            self.whole[key] = _SLOW
+            return _SLOW
+        for c in excluded:
+            if held.find(c, middle, at) >= 0:
+                self.whole[key] = _SLOW
+                return _SLOW
+        end = at + len(literal)
+        self.examined += end - hit
+        self.formed += end - hit
+        m = Match(hit + base, end + base, False, _form_groups(regex, found, aliases))
+        self.whole[key] = (pos, m)
+        return m
+
+    def complete_branches(self, key, regex):
+        """:meth:`complete` for an alternation whose alternatives have stdlib forms or are
+        lookaheads of literals (``regex.branches``, automata/search.py ``branch_forms``):
+        each alternative's leftmost match (a form matches where one of its literals
+        begins; a lookahead, empty, where its literal does); the earliest wins, and at
+        one start the first in order. Where the literal occurs next is remembered per
+        literal, so that a literal far ahead is looked for once a parse, not once a call.
+        """
+        pos = self.pos
+        held, base = self.held()
+        lo = pos - base
+        whole = self.whole
+        best = None
+        for form, literals, ahead in regex.branches:
+            at = lo
+            while True:
+                hit = -1
+                for literal in literals or (ahead,):
+                    j = self.next_literal(whole, held, literal, at)
+                    if j >= 0 and (hit < 0 or j < hit):
+                        hit = j
+                if hit < 0 or best is not None and hit >= best[0]:
+                    break  # none, or none before an earlier alternative's
+                if form is None:
+                    best = (hit, hit)
+                    break
+                found = form.match(held, hit)
+                if found is not None:
+                    self.examined += found.end() - hit
+                    self.formed += found.end() - hit
+                    best = (hit, found.end())
+                    break
+                self.failures += 1
+                if self.failures > _WHOLE_FAILURES:
+                    whole[key] = _SLOW
+                    return _SLOW
+                at = hit + 1
+        m = None if best is None else Match(best[0] + base, best[1] + base, False)
+        whole[key] = (pos, m)
+        return m
+
+    def next_literal(self, whole, held, literal, at):
+        """Where ``literal`` next occurs in ``held`` from ``at`` on (-1: nowhere), looked
+        up in what an earlier search from no further on found (kept in ``whole``)."""
+        known = whole.get((_NEXT, literal))
+        if known is not None and known[0] <= at and (known[1] < 0 or known[1] >= at):
+            return known[1]
+        j = held.find(literal, at)
+        self.examined += (len(held) if j < 0 else j) - at
+        whole[_NEXT, literal] = (at, j)
+        return j
 
     def find_whole(self, pre, held, lo, hi):
         """``pre.find`` over the whole text, answered from one search for every

@@ -67,6 +67,60 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
     }
 
 
+# Characters a lazy tail's loop may leave out (see lazy_tail_pattern): each is looked
+# for in the stretch the loop crosses, one str.find apiece.
+_LAZY_EXCLUDED = 4
+
+
+def lazy_tail_pattern(pattern: ast.Pattern) -> dict | None:
+    r"""``{"head": the head's stdlib form, "literal": str, "excluded": str}`` for a
+    pattern ``H S*? L`` (a head, a lazy loop over a character set, a literal), or None.
+
+    A backtracking attempt tries the head's matches in priority order; after each,
+    the lazy loop tries every stop in turn, up to the first character outside ``S``.
+    So when ``L`` occurs after the head's first match with only characters of ``S``
+    before it, the attempt's first success is that head match and the first such
+    ``L``: a ``re`` match of the head and a ``str.find`` of the literal, where a
+    form of the whole pattern crosses the stretch in sre a character at a time
+    (Harmony's ``to=functions\.(?P<name>[\w.]+).*?<\|message\|>``, whose form
+    is also refused: the name run and the lazy loop can split a word every way).
+    ``excluded`` lists the characters outside ``S`` (at most a few).
+    """
+    root = pattern.root
+    if not isinstance(root, ast.Concat):
+        return None
+    items = root.items
+    k = len(items)
+    literal: list[str] = []
+    while k and isinstance(items[k - 1], ast.Chars):
+        ranges = items[k - 1].chars.ranges
+        if len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
+            break
+        literal.append(chr(ranges[0][0]))
+        k -= 1
+    if not literal or k < 2:
+        return None
+    loop = items[k - 1]
+    if not (
+        isinstance(loop, ast.Repeat) and not loop.greedy and loop.min == 0
+        and loop.max is None and isinstance(loop.item, ast.Chars)
+    ):
+        return None
+    excluded = CharSet.from_ranges([(0, 0x10FFFF)]).difference(loop.item.chars)
+    if sum(hi - lo + 1 for lo, hi in excluded.ranges) > _LAZY_EXCLUDED:
+        return None
+    head = capture_pattern(ast.Pattern(
+        source=pattern.source, root=ast.Concat(items[: k - 1]),
+        group_count=pattern.group_count, group_names=pattern.group_names,
+    ))
+    if head is None or not head["tail"]:
+        return None
+    return {
+        "head": head, "literal": "".join(reversed(literal)),
+        "excluded": "".join(chr(c) for lo, hi in excluded.ranges for c in range(lo, hi + 1)),
+    }
+
+
 class _Unsupported(Exception):
     pass
 

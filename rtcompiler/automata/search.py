@@ -35,7 +35,7 @@ from ..dialect import ast
 from ..dialect.errors import PatternError
 from ..dialect.parser import parse_pattern
 from ..runtime.engine import CompiledRegex, Match, Prefilter, Scanner, TagChain, regex_from_data
-from .capture import capture_pattern
+from .capture import capture_pattern, lazy_tail_pattern
 from .chain import chain_plan
 from .dfa import Dfa
 from .nfa import Nfa, compile_nfa
@@ -50,8 +50,20 @@ class Regex(CompiledRegex):
         parsed = parse_pattern(nfa.source)
         self.prefilter_facts = prefilter_data(parsed.root)
         self.capture_source = capture_pattern(parsed)
+        # Only where the whole pattern has no form that may run over a whole text.
+        self.lazy_tail_source = (
+            lazy_tail_pattern(parsed)
+            if self.capture_source is None or not self.capture_source["tail"] else None
+        )
+        self.branches_source = (
+            branch_forms(parsed)
+            if self.capture_source is None and self.lazy_tail_source is None else None
+        )
         prefilter = None if self.prefilter_facts is None else Prefilter(self.prefilter_facts)
-        super().__init__(nfa, dfa.alphabet, dfa, prefilter, self.capture_source)
+        super().__init__(
+            nfa, dfa.alphabet, dfa, prefilter, self.capture_source, self.lazy_tail_source,
+            self.branches_source,
+        )
 
     @property
     def pattern(self) -> str:
@@ -64,7 +76,7 @@ class Regex(CompiledRegex):
         :meth:`from_data` reads it back into a working :class:`Regex`.
         """
         nfa = self.nfa
-        return {
+        data = {
             "format": "rtcompiler.regex/1",
             "pattern": nfa.source,
             "nfa": {
@@ -83,6 +95,11 @@ class Regex(CompiledRegex):
             "prefilter": self.prefilter_facts,
             "captures": self.capture_source,
         }
+        if self.lazy_tail_source is not None:  # (absent otherwise: modules stay as they were)
+            data["lazy_tail"] = self.lazy_tail_source
+        if self.branches_source is not None:
+            data["branches"] = self.branches_source
+        return data
 
     @staticmethod
     def from_data(data: dict) -> CompiledRegex:
@@ -168,3 +185,53 @@ def compile_tag_pattern(pattern: str) -> TagPattern:
 
 
 __all__ = ["Match", "Regex", "Scanner", "TagPattern", "compile_regex", "compile_tag_pattern"]
+
+
+def _literal_text(node: ast.Node) -> str | None:
+    """The one string ``node`` matches, when it is a sequence of single characters."""
+    items = node.items if isinstance(node, ast.Concat) else (node,)
+    out = []
+    for item in items:
+        if not isinstance(item, ast.Chars) or len(item.chars.ranges) != 1:
+            return None
+        lo, hi = item.chars.ranges[0]
+        if lo != hi:
+            return None
+        out.append(chr(lo))
+    return "".join(out) or None
+
+
+def branch_forms(pattern: ast.Pattern) -> list | None:
+    r"""For an alternation without groups whose whole has no stdlib form: per alternative,
+    ``{"ahead": literal}`` for a lookahead of a literal, or ``{"form": stdlib source,
+    "literals": [...]}`` for one with a form that is linear with a bounded tail and whose
+    every match begins with one of its literals; None when an alternative is neither.
+
+    Qwen3's call close ``</tool_call>\s*|(?=<\|im_end\|>)`` has no form and no prefilter
+    (the lookahead), so a whole-text parse stepped every call's body in Python. The
+    leftmost match of an alternation begins where the earliest of its alternatives'
+    leftmost matches does, and there the first alternative in order that matches wins,
+    with its own first success: WholePass.complete_branches.
+    """
+    root = pattern.root
+    if pattern.group_names or not isinstance(root, ast.Alternation):
+        return None
+    out: list = []
+    for alternative in root.alternatives:
+        if isinstance(alternative, ast.Lookahead):
+            literal = None if alternative.negative else _literal_text(alternative.item)
+            if literal is None:
+                return None
+            out.append({"ahead": literal})
+            continue
+        form = capture_pattern(ast.Pattern(
+            source=pattern.source, root=alternative, group_count=0, group_names={},
+        ))
+        facts = prefilter_data(alternative)
+        if (
+            form is None or not form["tail"] or facts is None or facts["lead"]
+            or facts["lead_ranges"]
+        ):
+            return None
+        out.append({"form": form["source"], "literals": list(facts["literals"])})
+    return out

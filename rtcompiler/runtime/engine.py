@@ -330,7 +330,10 @@ def regex_from_data(data: dict) -> CompiledRegex:
     )
     pre = data.get("prefilter")
     prefilter = None if pre is None else Prefilter(pre)
-    return CompiledRegex(program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"))
+    return CompiledRegex(
+        program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"),
+        data.get("lazy_tail"), data.get("branches"),
+    )
 
 
 class DfaTables:
@@ -443,7 +446,10 @@ class CompiledRegex:
     the compiler's lazily built DFA, or :class:`DfaTables` in a generated module.
     """
 
-    def __init__(self, program, classes, dfa, prefilter=None, captures=None) -> None:
+    def __init__(
+        self, program, classes, dfa, prefilter=None, captures=None, lazy_tail=None,
+        branches=None,
+    ) -> None:
         self.nfa = program
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
@@ -472,6 +478,24 @@ class CompiledRegex:
         self.tail = captures is not None and bool(captures.get("tail"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
+        # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
+        # its groups' aliases, the literal, and the characters outside S (see
+        # automata/capture.py, lazy_tail_pattern; used by WholePass.complete).
+        self.lazy_tail = None
+        if lazy_tail is not None:
+            head = lazy_tail["head"]
+            self.lazy_tail = (
+                _re.compile(head["source"], _re.DOTALL), head["names"],
+                lazy_tail["literal"], lazy_tail["excluded"],
+            )
+        # For an alternation with no such form whose alternatives each have one, or are
+        # a lookahead of a literal: per alternative, (its stdlib form, its literals, None)
+        # or (None, (), the literal looked for); see automata/search.py, branch_forms.
+        self.branches = None if branches is None else [
+            (None, (), b["ahead"]) if "ahead" in b
+            else (_re.compile(b["form"], _re.DOTALL), tuple(b["literals"]), None)
+            for b in branches
+        ]
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)

@@ -106,6 +106,8 @@ def test_a_lazy_header_left_open_is_passed_over_in_a_whole_text_parse():
 
 
 def test_groups_read_before_are_looked_up_not_walked():
+    # Streamed: a whole-text parse reads this header's groups with the stdlib form of
+    # its head (test_a_lazy_header_left_open_is_passed_over_in_a_whole_text_parse).
     module = load_parser(load_template(HARMONY))
     regex = module.TABLE.by_name["tool_calls"].open.regex
     regex.settled_at.clear()
@@ -113,7 +115,7 @@ def test_groups_read_before_are_looked_up_not_walked():
     walked = []
     for name in ("get_weather", "get_weather", "search_web", "get_weather", "search_web"):
         text = _harmony(2_000).replace("get_weather", name)
-        message, _, w = _whole(module, text)
+        message, _, _, w = _fed(module, text, 64)
         assert message == ref_parse_response(text, HARMONY, prefix="")
         assert message["tool_calls"][0]["name"] == name
         walked.append(w)
@@ -121,7 +123,7 @@ def test_groups_read_before_are_looked_up_not_walked():
     assert walked == [25, 0, 24, 0, 0], walked
     # A name that only begins like a known one settles later: it is walked.
     text = _harmony(2_000).replace("get_weather", "get_weather_today")
-    message, _, w = _whole(module, text)
+    message, _, _, w = _fed(module, text, 64)
     assert message["tool_calls"][0]["name"] == "get_weather_today" and w > 0
 
 

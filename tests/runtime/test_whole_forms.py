@@ -9,10 +9,14 @@ most ``_WHOLE_READS`` times the text before the scanners take over.
 
 from __future__ import annotations
 
+from hypothesis import example, given
+from hypothesis import strategies as st
 from transformers.utils.chat_parsing import parse_response as ref_parse_response
 
 from rtcompiler.codegen import load_parser
 from rtcompiler.template import load_template
+
+from .helpers import DIFFERENTIAL, assert_same, outcome
 
 
 class Counting:
@@ -84,3 +88,160 @@ def test_successful_stdlib_matches_read_at_most_a_few_times_the_text() -> None:
         regex.captures = counting.pattern
     assert counting.calls > 1
     assert counting.read <= 4 * len(text) + len(text)  # the budget, and the match that crossed it
+
+
+# -- a lazy tail: `head S*? literal` matched as the head's form, then a find ------------
+
+def _lazy_spec(open_pattern: str) -> dict:
+    return {
+        "start_anchor": "<s>",
+        "fields": {
+            "call": {"open_pattern": open_pattern, "close": "!", "repeats": True,
+                     "transform": {"name": "{name}", "arguments": "{content}"}},
+            "content": {},
+        },
+    }
+
+
+# Each pattern with the pieces its texts are made of.
+LAZY_CASES = (
+    # Harmony's header, written lazily: the whole pattern has no stdlib form (the name
+    # run and the lazy loop could split a word every way).
+    (r"to=functions\.(?P<name>[\w.]+).*?<\|message\|>",
+     ("to=functions.", "get", "_", ".", " ", "json", "<|message|>", "<|mess", "<", "\n", "!")),
+    # The loop leaves out a character: one between the head and the literal fails it.
+    (r"to=(?P<name>\w+)[^\n]*?<\|message\|>",
+     ("to=", "x", " ", "\n", "<|message|>", "<|mess", "!")),
+    # The head's first match can end past the literal's only occurrence (`t=xxab`):
+    # a shorter head match then succeeds, which only the scanner finds.
+    (r"t=(?P<name>\w+).*?ab", ("t=", "x", "a", "b", "ab", " ", "!")),
+    # A head with an optional part, and a literal that begins like the loop's text.
+    (r"<(?P<name>[a-z]+)(?: v\d)?.*?>>", ("<", "ab", " v1", " ", ">", ">>", "!")),
+)
+LAZY_PATTERNS = tuple(pattern for pattern, _ in LAZY_CASES)
+
+
+def test_lazy_tail_patterns_get_a_head_form() -> None:
+    for pattern in LAZY_PATTERNS:
+        module = load_parser(load_template(_lazy_spec(pattern)))
+        regex = _open_regex(module, "call")
+        assert regex.captures is None or not regex.tail, pattern
+        assert regex.lazy_tail is not None, pattern
+
+
+@DIFFERENTIAL
+@given(data=st.data(), case=st.sampled_from(LAZY_CASES))
+@example(data=None, case=(LAZY_CASES[2][0], ("t=", "x", "x", "ab")))
+def test_a_lazy_tail_finds_the_references_match(data, case) -> None:
+    pattern, pieces = case
+    if data is not None:
+        pieces = data.draw(st.lists(st.sampled_from(pieces), max_size=16))
+    spec = _lazy_spec(pattern)
+    module = _lazy_module(pattern)
+    text = "".join(pieces)
+    assert_same(
+        outcome(lambda: module.parse_response(text, prefix="")),
+        outcome(lambda: ref_parse_response(text, spec, prefix="")),
+    )
+
+
+_LAZY_MODULES: dict = {}
+
+
+def _lazy_module(pattern: str):
+    if pattern not in _LAZY_MODULES:
+        _LAZY_MODULES[pattern] = load_parser(load_template(_lazy_spec(pattern)))
+    return _LAZY_MODULES[pattern]
+
+
+def test_a_long_lazy_header_takes_no_python_step_in_a_whole_text_parse() -> None:
+    # Harmony's lazy header held open for n characters: the head's form reads the name,
+    # and str.find the stretch up to <|message|>. No DFA step, no group walked, and the
+    # text read about once, whatever n.
+    spec = {
+        "start_anchor": "<|start|>assistant",
+        "fields": {
+            "tool_calls": {
+                "open_pattern": LAZY_PATTERNS[0], "close": "<|call|>", "repeats": True,
+                "content": "json", "transform": {"name": "{name}", "arguments": "{content}"},
+            },
+            "content": {},
+        },
+    }
+    module = load_parser(load_template(spec))
+    regex = _open_regex(module, "tool_calls")
+    for n in (2_000, 8_000, 32_000):
+        text = ("Checking.<|channel|>commentary to=functions.get_weather "
+                + ("json x " * n)[:n] + '<|message|>{"city": "Paris"}<|call|>')
+        walked = regex.walked
+        stream = module.ResponseStream(module.TABLE, "")
+        message = stream.parse_whole(text)
+        assert message == ref_parse_response(text, spec, prefix="")
+        assert message["tool_calls"] == [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+        assert stream.steps == 0, (n, stream.steps)
+        assert regex.walked == walked
+        assert stream.searched + stream.examined <= 1.1 * len(text), n
+
+
+# -- an alternation of forms and lookaheads: each alternative's leftmost match ------------
+
+def _branch_spec(close_pattern: str) -> dict:
+    return {
+        "start_anchor": "<s>",
+        "fields": {"t": {"open": "[", "close_pattern": close_pattern}, "content": {}},
+    }
+
+
+BRANCH_CASES = (
+    # Qwen3's call close: a call also ends where the turn does.
+    (r"</tool_call>\s*|(?=<\|im_end\|>)", ("[", "x", " ", "\n", "</tool_call>", "</tool_",
+                                           "<|im_end|>", "<|im_")),
+    # The lookahead first: at one start, it wins over the form.
+    (r"(?=ab)|a\s*", ("[", "a", "b", "ab", " ", "x")),
+    # Two forms, a literal of one inside the other's match.
+    (r"ab\s*c|(?=b)|bc", ("[", "a", "b", "c", " ", "abc")),
+)
+
+
+def test_alternations_of_forms_and_lookaheads_get_branches() -> None:
+    for pattern, _ in BRANCH_CASES:
+        module = load_parser(load_template(_branch_spec(pattern)))
+        regex = module.TABLE.by_name["t"].close.regex
+        assert regex.captures is None and regex.branches is not None, pattern
+
+
+_BRANCH_MODULES: dict = {}
+
+
+@DIFFERENTIAL
+@given(data=st.data(), case=st.sampled_from(BRANCH_CASES))
+def test_branches_find_the_references_match(data, case) -> None:
+    pattern, pieces = case
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=16)))
+    spec = _branch_spec(pattern)
+    if pattern not in _BRANCH_MODULES:
+        _BRANCH_MODULES[pattern] = load_parser(load_template(spec))
+    module = _BRANCH_MODULES[pattern]
+    assert_same(
+        outcome(lambda: module.parse_response(text, prefix="")),
+        outcome(lambda: ref_parse_response(text, spec, prefix="")),
+    )
+
+
+def test_qwen3_calls_closed_by_a_lookahead_take_no_python_step_in_a_whole_text_parse() -> None:
+    # qwen3:strict closes a call with `</tool_call>\s*|(?=<\|im_end\|>)`, which has no form
+    # and no prefilter: each alternative is found apart, and the end of turn looked for
+    # once a parse, however many calls there are.
+    from rtcompiler.grammars import grammar
+
+    spec = grammar("qwen3:strict").spec
+    module = load_parser(load_template(spec))
+    call = '<tool_call>\n{"name": "f", "arguments": {"a": "x</tool_cal y"}}\n</tool_call>\nok '
+    for n in (10, 100, 400):
+        text = "Hi " + call * n + '<tool_call>\n{"name": "g", "arguments": {}}<|im_end|>'
+        stream = module.ResponseStream(module.TABLE, "")
+        message = stream.parse_whole(text)
+        assert message == ref_parse_response(text, spec, prefix="")
+        assert len(message["tool_calls"]) == n + 1
+        assert stream.steps == 0, (n, stream.steps)
+        assert stream.examined <= 4.1 * len(text), (n, stream.examined / len(text))
