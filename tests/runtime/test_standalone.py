@@ -48,6 +48,7 @@ EXPECTED_SECTIONS = {
         "json",
         "xml_inline",
         "xml_typed",
+        "xml_tags_only",
         "kv_lines",
         "pythonic",
     ],
@@ -163,6 +164,14 @@ SMOKE: dict[str, str] = {
         "result = parse_xml_inline('<a>1</a><a>2</a>', "
         "{'tag_pattern': 'p', 'merge_duplicates': True}, finditer, int)"
     ),
+    "xml_tags_only": (
+        "try:\n"
+        "    _xml_tags_only_end('<a>1</a> x', 8, 1,\n"
+        "                       {'tags_closers': ['</a>'], 'tags_leads': ['<a>']})\n"
+        "    result = None\n"
+        "except ValueError as e:\n"
+        "    result = str(e)"
+    ),
     "xml_typed": (
         "import re, json\n"
         f"finditer = re.compile({TYPED_PATTERN!r}, re.S).finditer\n"
@@ -255,6 +264,8 @@ def test_each_section_runs_alone_under_isolated_python() -> None:
         assert got == want, label
     # The smoke calls do exercise something.
     assert expected[labels.index("content[json]")] == {"ca\u0301fe\u0301": 'he said "hi"', "b": [1]}
+    assert expected[labels.index("content[xml_tags_only]")] == (
+        "xml-inline: text outside the tags at 8: 'x'")
     assert expected[labels.index("content[xml_typed]")] == {"a": [1], "b": "[1]", "c": 2}
     assert expected[labels.index("content[pythonic]")] == [
         {"name": "f", "arguments": {"from": "x", "n": [1, None]}}, {"name": "g", "arguments": {}}
