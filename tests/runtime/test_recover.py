@@ -130,9 +130,18 @@ def test_a_marker_inside_an_argument_string_does_not_close_the_call():
     })
 
 
-def test_an_unbalanced_quote_runs_the_call_to_the_end_and_keeps_it_as_text():
-    text = 'a<tool_call>{"name": "f, "arguments": {}}</tool_call>b'
-    assert_everywhere(MODULE, text, {"content": 'a\n\n{"name": "f, "arguments": {}}</tool_call>b'})
+def test_a_close_inside_a_string_that_never_ends_counts():
+    # The stray quote after "arguments opens a string that never ends: the first close
+    # inside it ends the call after all, so no marker leaks and the text after it is
+    # content again.
+    text = 'a<tool_call>{"name": "f, "arguments": {}}</tool_call>b<|im_end|>'
+    assert_everywhere(MODULE, text, {"content": 'a\n\n{"name": "f, "arguments": {}}\n\nb'})
+    text = 'a<tool_call>{"name": "f", "arguments": {"s": "x</tool_call>b</tool_call>c'
+    assert_everywhere(MODULE, text, {
+        "content": 'a\n\n{"name": "f", "arguments": {"s": "x\n\nb</tool_call>c'})
+    # Whereas a string that ends keeps every close inside it.
+    text = 'a<tool_call>{"name": "f", "arguments": {"s": "x</tool_call>b"}}</tool_call>c'
+    assert_everywhere(MODULE, text, {"content": "a\n\nc", "tool_calls": [call("f", s="x</tool_call>b")]})
 
 
 def test_events_of_a_failed_region():
@@ -390,7 +399,7 @@ def _work(module: Any, text: str, step: int) -> float:
     return stream.work
 
 
-@pytest.mark.parametrize("unit", ["a", 'a\\"', "</tool_call", ' "</tool_call>" ,'])
+@pytest.mark.parametrize("unit", ["a", 'a\\"', "</tool_call", "</tool_call>", ' "</tool_call>" ,'])
 def test_a_long_unfinished_call_fed_a_character_at_a_time_is_linear(unit):
     # Inside a string that never ends, or outside one, with closes that never count or
     # never complete: each feed reads its piece, not the body again.
