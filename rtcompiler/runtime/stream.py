@@ -247,6 +247,8 @@ class ResponseStream(StreamMemo, WholePass):
                         self.examined += len(text) - stop
                         events = []
                         if stop:
+                            if self.strings is not None:
+                                self.examined += self.strings.advance(text, pos, pos + stop)
                             self.pos = pos + stop
                             self.accumulate(events, text[:stop])
                         return events
@@ -296,6 +298,9 @@ class ResponseStream(StreamMemo, WholePass):
                 self.end = self.pos = end + len(text)
                 self.examined += len(unsent)
                 if self.opened:
+                    strings = self.strings
+                    if strings is not None:  # the text is read for its JSON strings
+                        self.examined += strings.advance(unsent, pos, self.end)
                     # accumulate, written out for the usual token (one call less)
                     tail = self.tail
                     tail.append(unsent)
@@ -315,7 +320,9 @@ class ResponseStream(StreamMemo, WholePass):
                 before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
             # The state this feed found is named (see transition_key) by its number
             # (then it was looked up above) or, made when needed, by what it is.
-            keyed = len(unsent) <= _TRANSITION_HELD
+            # (Not in a region whose close counts outside strings: what a feed does there
+            # depends on the strings before it too.)
+            keyed = len(unsent) <= _TRANSITION_HELD and self.strings is None
             if pos == end or node is None or node[1] != end:
                 node = None
             self.keep_unsent(before, unsent, text)
@@ -369,6 +376,8 @@ class ResponseStream(StreamMemo, WholePass):
                     self.process(events, False, key)
                 return events
             stop = found.start()
+            if stop and self.strings is not None:
+                self.examined += self.strings.advance(unsent, pos, pos + stop)
             self.pos = pos + stop
             if stop:  # else all held
                 self.accumulate(events, unsent[:stop])
@@ -529,6 +538,8 @@ class ResponseStream(StreamMemo, WholePass):
                     self.examined += len(held) - i
                     if quick[0](held, i) is None:
                         if i < len(held):
+                            if self.strings is not None:
+                                self.examined += self.strings.advance(held, base, self.end)
                             self.accumulate(events, held[i:])
                             self.pos = self.end
                         break
@@ -893,6 +904,8 @@ class ResponseStream(StreamMemo, WholePass):
         self.body = []
         self.tail = []
         self.opened = True
+        if region.outside_strings:
+            self.strings = JsonStrings(self.pos)
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
 
