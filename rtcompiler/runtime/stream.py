@@ -602,14 +602,12 @@ class ResponseStream(StreamMemo, WholePass):
                 scanner.advance(held, scanner.pos - base, end - base)
         return scanner
 
-    def scan(self, watch, eos, events=None):
-        if self.current in self.table.string_modes:
-            return self.scan_outside_strings(eos, events)
-        return self.scan_watchers(watch, eos)
-
-    def scan_watchers(self, watch, eos):
+    def scan(self, watch, eos, events=None, plain=False):
         """The earliest commit among the watchers' answers from ``pos``: ``((kind,
-        region, Match) or None, where the held text begins)``."""
+        region, Match) or None, where the held text begins)``. (``plain``: without the
+        check against JSON strings of scan_outside_strings, which it calls.)"""
+        if not plain and self.current in self.table.string_modes:
+            return self.scan_outside_strings(eos, events)
         n = self.end
         held_by = self.held_by
         if held_by is not None and not eos and held_by[1] == self.pos and held_by[2] is watch:
@@ -678,19 +676,19 @@ class ResponseStream(StreamMemo, WholePass):
 
         The close is searched for as in any region, from ``pos``; only then is the
         place where its match (or the earliest pending one) begins checked against the
-        body's strings, which JsonStrings tracks with stdlib matches. A close cannot
-        consume a quote, so a match beginning inside a string lies in it, and the
-        search goes on after that string's end. The text up to there is region text
-        (given to the region here, into ``events``, or with None, as parse_whole does),
-        except from the first close inside the string on: should the string never end,
-        the region closes there after all, so that text is held until it does. Each
-        search starts where the last one stopped, and the strings are read once:
-        linear.
+        body's strings, which JsonStrings tracks by counting quotes. A close cannot
+        consume a quote, so a match beginning inside a string lies in it: the text up
+        to the string's end is region text (given to the region here, into ``events``,
+        or with None, as parse_whole does), not searched, and the search goes on after
+        it. A string still open when the output ends is searched then (see
+        close_in_open_string). Each search starts where the last one stopped, and the
+        strings are read once: linear.
         """
         strings = self.strings
         if strings is None:
             strings = self.strings = JsonStrings(self.pos)
-        watch = self.table.watch(self.current)
+        watch = self.table.watches[self.current]
+        self.held_by = None  # (set only by this scan's own searches, and cleared after)
         while True:
             held, base = self.held()
             n = self.end
@@ -698,28 +696,23 @@ class ResponseStream(StreamMemo, WholePass):
                 self.examined += strings.advance(held, base, self.pos)
             if strings.inside:
                 # Nothing begins before the string ends.
-                stop, read = strings.skip(held, base, n)
-                self.examined += read
+                i = strings.at - base
+                s = n - base
+                if i < s and held[s - 1] != "\\" and held.find('"', i, s) < 0:
+                    # (skip, written out for the usual piece of a string: no quote in it)
+                    self.examined += s - i
+                    strings.at = n
+                    strings.odd = False
+                    stop = None
+                else:
+                    stop, read = strings.skip(held, base, n)
+                    self.examined += read
                 if stop is None:
-                    # The string is open to the end. A close inside it counts after all
-                    # if it never ends: the text from the first complete one on is held.
-                    if strings.fallback is None or eos:
-                        self.held_by = None
-                        best, hold_start = self.scan_watchers(watch, eos)
-                        self.held_by = None
-                        if best is None:
-                            self.region_text(events, hold_start)
-                            return None, hold_start
-                        start = best[2].start
-                        if eos:
-                            return best, start
-                        strings.fallback = start
-                        self.region_text(events, start)
-                    return None, self.pos
-                strings.fallback = None
+                    if eos:
+                        return self.close_in_open_string(watch)
+                    return None, n
                 self.region_text(events, stop)
-            self.held_by = None
-            best, hold_start = self.scan_watchers(watch, eos)
+            best, hold_start = self.scan(watch, eos, None, True)
             self.held_by = None
             at = hold_start if best is None else best[2].start
             if at >= n:
@@ -729,6 +722,40 @@ class ResponseStream(StreamMemo, WholePass):
             if not strings.inside:
                 return best, hold_start
             self.region_text(events, at)
+
+    def close_in_open_string(self, watch):
+        """The end of the output, inside a string that never ended (a stray or a cut
+        quote): the first match of the close inside that string counts after all, so
+        that the text after it is parsed as usual. Returns what scan_outside_strings
+        does. The region's text (its body, then the unsent text) is searched from the
+        string's opening quote, once; nothing is emitted again."""
+        tail = self.tail
+        if tail:
+            self.body.append("".join(tail))
+            tail.clear()
+        body = "".join(self.body)
+        held, base = self.held()
+        text = body + held[self.pos - base :]
+        start = self.pos - len(body)
+        q = len(text)
+        while True:  # the last quote that no odd run of backslashes escapes opened it
+            q = text.rfind('"', 0, q)
+            k = q - 1
+            while k >= 0 and text[k] == "\\":
+                k -= 1
+            if not (q - 1 - k) & 1:
+                break
+        self.examined += len(text) - q
+        self.forget()
+        self.pieces = [text]
+        self.base = start
+        self.pos = start + q + 1
+        self.body = [text[: q + 1]]
+        best = self.scan(watch, True, None, True)[0]
+        stop = self.end if best is None else best[2].start
+        self.body.append(text[q + 1 : stop - start])
+        self.pos = stop
+        return best, stop
 
     def region_text(self, events, stop):
         """Give the text from ``pos`` to ``stop`` to the open region (``events`` None:
@@ -1023,13 +1050,12 @@ class JsonStrings:
     inside a string from after its opening quote up to its closing quote.
     """
 
-    __slots__ = ("at", "inside", "odd", "fallback")
+    __slots__ = ("at", "inside", "odd")
 
     def __init__(self, start) -> None:
         self.at = start
         self.inside = False
         self.odd = False
-        self.fallback = None  # where the first close inside the string still open begins
 
     def advance(self, held, base, stop):
         """Read the body from ``at`` to ``stop`` (``held`` starts at ``base``); returns
@@ -1043,7 +1069,10 @@ class JsonStrings:
             quotes -= self.escaped(held, i, s)
         if quotes & 1:
             self.inside = not self.inside
-        self.tail(held, i, s)
+        if held[s - 1] == "\\":
+            self.tail(held, i, s)
+        else:
+            self.odd = False
         self.at = stop
         return s - i
 
@@ -1083,7 +1112,11 @@ class JsonStrings:
         while True:
             j = held.find('"', i, s)
             if j < 0:
-                self.tail(held, i, s)
+                if i < s:
+                    if held[s - 1] == "\\":
+                        self.tail(held, i, s)
+                    else:
+                        self.odd = False
                 self.at = end
                 return None, s - first
             k = j - 1
