@@ -52,12 +52,12 @@ class Region:
 
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
-        "recover", "outside_strings",
+        "recover", "outside_strings", "repairs",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
-        recover=False, outside_strings=False,
+        recover=False, outside_strings=False, repairs=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -71,6 +71,9 @@ class Region:
         # body becomes implicit text; the close counts only outside the body's JSON strings.
         self.recover = recover
         self.outside_strings = outside_strings
+        # With recover, a JSON list of calls that fails is read leniently (see
+        # ResponseStream.repaired).
+        self.repairs = repairs
 
 
 class RegionTable:

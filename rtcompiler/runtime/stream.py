@@ -52,6 +52,7 @@ from .whole import _FORM_HELD, _FORM_READ, _SLOW, WholePass, _form_match, _liter
 
 ###{standalone stream
 import copy as _copy
+import json as _json
 import re as _re
 
 # Held text short enough to search again, with the new piece, in one stdlib call.
@@ -953,7 +954,7 @@ class ResponseStream(StreamMemo, WholePass):
             self.reset()
             return
         try:
-            self.close_with("".join(self.body), events)
+            self.close_with("".join(self.body), events, eos)
         except BaseException:
             # The region's parser (or its join, its tool typing) refused its text. As
             # in the reference, the region stays open with that text, once, and the
@@ -963,10 +964,11 @@ class ResponseStream(StreamMemo, WholePass):
             raise
         self.reset()
 
-    def close_with(self, text, events):
+    def close_with(self, text, events, unfinished=False):
         """Give the open region's value (its whole text is ``text``) to the message;
-        the caller then leaves the region."""
+        the caller then leaves the region (``unfinished``: the output ended in it)."""
         region = self.table.by_name[self.current]
+        rest = None
         try:
             value = region.process(text, self.captures)
             if self.coerce is not None and type(value) is not str:  # a string holds no call
@@ -974,8 +976,11 @@ class ResponseStream(StreamMemo, WholePass):
         except (ValueError, TypeError, KeyError) as error:
             if not region.recover:
                 raise
-            self.recovered(text, str(error), events)
-            return
+            repaired = self.repaired(region, text, unfinished) if region.repairs else None
+            if repaired is None:
+                self.recovered(text, str(error), events)
+                return
+            value, rest = repaired
         name = self.current
         if region.join is not None:
             if not isinstance(value, str):
@@ -998,13 +1003,72 @@ class ResponseStream(StreamMemo, WholePass):
             self.output[name] = value
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": value})
+        if rest:
+            self.as_text(rest, events)
+
+    def repaired(self, region, text, unfinished):
+        """The value of a JSON list of calls that failed, read leniently, and the text
+        left over (docs/extensions.md, recover): a lone object as a list of one; an array
+        cut by the end of the output as its finished elements, the rest as text. None
+        when neither reading gives a value."""
+        start = len(text) - len(text.lstrip())
+        rest = ""
+        try:
+            if text.startswith("{", start):
+                value, end = _json_raw(text, start)
+                if not isinstance(value, dict) or text[end:].strip():
+                    return None
+                candidate = "[" + text[start:end] + "]"
+            elif unfinished and text.startswith("[", start):
+                # Element by element: each one decoded whole and followed by a comma (or
+                # by the end of the output) is finished; the text from the first one
+                # that is not goes back to being text.
+                n = len(text)
+                i = start + 1
+                finished = None
+                while True:
+                    while i < n and text[i] in " \t\n\r":
+                        i += 1
+                    try:
+                        _, end = _json_raw(text, i)
+                    except ValueError:
+                        break
+                    j = end
+                    while j < n and text[j] in " \t\n\r":
+                        j += 1
+                    if j < n and text[j] != ",":
+                        break
+                    finished = end
+                    if j == n:
+                        i = n
+                        break
+                    i = j + 1
+                if finished is None:
+                    return None
+                candidate = text[start:finished] + "]"
+                rest = text[i:]
+            else:
+                return None
+            value = region.process(candidate, self.captures)
+            if self.coerce is not None and type(value) is not str:
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return None
+        return value, rest
 
     def recovered(self, body, error, events):
         """A recovering region that failed (``error``) gives no value; its body, unless
         only whitespace, is a stretch of the implicit field of its own."""
-        name = self.current
         if events is not None:
-            events.append({"type": "region_close", "field": name, "value": None, "error": error})
+            events.append({
+                "type": "region_close", "field": self.current, "value": None, "error": error,
+            })
+        self.as_text(body, events)
+
+    def as_text(self, body, events):
+        """``body``, unless only whitespace, as a stretch of the implicit field of its
+        own (the open region has closed)."""
+        name = self.current
         if body.strip():
             implicit = self.table.implicit
             self.current, self.captures = implicit, {}
@@ -1029,6 +1093,7 @@ class ResponseStream(StreamMemo, WholePass):
 
 
 _UNFINISHED = "unfinished: the output ended inside the region"
+_json_raw = _json.JSONDecoder().raw_decode
 
 
 # A run of backslashes and the quote after it (see JsonStrings.escaped).
