@@ -505,7 +505,10 @@ class ResponseStream(StreamMemo, WholePass):
             record = []
             start = self.pos
         while True:
-            best, hold_start = self.scan(self.table.watch(self.current), eos, events)
+            if self.current in self.table.string_modes:
+                best, hold_start = self.scan_outside_strings(eos, events)
+            else:
+                best, hold_start = self.scan(self.table.watch(self.current), eos)
             if best is not None:
                 kind, region, m = best
                 if m.start > self.pos:
@@ -603,12 +606,10 @@ class ResponseStream(StreamMemo, WholePass):
                 scanner.advance(held, scanner.pos - base, end - base)
         return scanner
 
-    def scan(self, watch, eos, events=None, plain=False):
+    def scan(self, watch, eos):
         """The earliest commit among the watchers' answers from ``pos``: ``((kind,
-        region, Match) or None, where the held text begins)``. (``plain``: without the
-        check against JSON strings of scan_outside_strings, which it calls.)"""
-        if not plain and self.current in self.table.string_modes:
-            return self.scan_outside_strings(eos, events)
+        region, Match) or None, where the held text begins)``. (In a region whose close
+        counts only outside strings, scan_outside_strings asks it, then checks.)"""
         n = self.end
         held_by = self.held_by
         if held_by is not None and not eos and held_by[1] == self.pos and held_by[2] is watch:
@@ -713,7 +714,7 @@ class ResponseStream(StreamMemo, WholePass):
                         return self.close_in_open_string(watch)
                     return None, n
                 self.region_text(events, stop)
-            best, hold_start = self.scan(watch, eos, None, True)
+            best, hold_start = self.scan(watch, eos)
             self.held_by = None
             at = hold_start if best is None else best[2].start
             if at >= n:
@@ -752,7 +753,7 @@ class ResponseStream(StreamMemo, WholePass):
         self.base = start
         self.pos = start + q + 1
         self.body = [text[: q + 1]]
-        best = self.scan(watch, True, None, True)[0]
+        best = self.scan(watch, True)[0]
         stop = self.end if best is None else best[2].start
         self.body.append(text[q + 1 : stop - start])
         self.pos = stop
