@@ -52,12 +52,12 @@ class Region:
 
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
-        "recover", "outside_strings", "repairs",
+        "recover", "outside_strings", "recover_to", "repairs",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
-        recover=False, outside_strings=False, repairs=False,
+        recover=False, outside_strings=False, recover_to=None, repairs=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -71,6 +71,7 @@ class Region:
         # body becomes implicit text; the close counts only outside the body's JSON strings.
         self.recover = recover
         self.outside_strings = outside_strings
+        self.recover_to = recover_to  # the field that keeps that body; None: the implicit one
         # With recover, a JSON list of calls that fails is read leniently (see
         # ResponseStream.repaired).
         self.repairs = repairs

@@ -948,9 +948,10 @@ class ResponseStream(StreamMemo, WholePass):
             self.body.append("".join(tail))
             tail.clear()
         region = self.table.by_name[self.current]
-        if eos and region.recover and region.close is not None and region.recover != "json":
-            # Unfinished: never a value, however its text would parse. (A JSON body is
-            # parsed: cut, it does not parse, and is recovered as text below.)
+        if eos and region.recover is True and region.close is not None:
+            # Unfinished: never a value, however its text would parse. (A JSON body or a
+            # pythonic call list is parsed: cut, it does not parse, and is recovered as
+            # text below.)
             self.recovered("".join(self.body), _UNFINISHED, events)
             self.reset()
             return
@@ -1021,9 +1022,9 @@ class ResponseStream(StreamMemo, WholePass):
                     return None
                 candidate = "[" + text[start:end] + "]"
             elif unfinished and text.startswith("[", start):
-                # Element by element: each one decoded whole and followed by a comma (or
-                # by the end of the output) is finished; the text from the first one
-                # that is not goes back to being text.
+                # Element by element: each one decoded whole and followed by a comma is
+                # finished (one the output ends right after may still have been going
+                # on); the text from the first one that is not goes back to being text.
                 n = len(text)
                 i = start + 1
                 finished = None
@@ -1037,12 +1038,9 @@ class ResponseStream(StreamMemo, WholePass):
                     j = end
                     while j < n and text[j] in " \t\n\r":
                         j += 1
-                    if j < n and text[j] != ",":
+                    if j == n or text[j] != ",":
                         break
                     finished = end
-                    if j == n:
-                        i = n
-                        break
                     i = j + 1
                 if finished is None:
                     return None
@@ -1059,7 +1057,8 @@ class ResponseStream(StreamMemo, WholePass):
 
     def recovered(self, body, error, events):
         """A recovering region that failed (``error``) gives no value; its body, unless
-        only whitespace, is a stretch of the implicit field of its own."""
+        only whitespace, is a stretch of its own of the field that keeps it (the implicit
+        field unless the region names another)."""
         if events is not None:
             events.append({
                 "type": "region_close", "field": self.current, "value": None, "error": error,
@@ -1067,17 +1066,18 @@ class ResponseStream(StreamMemo, WholePass):
         self.as_text(body, events)
 
     def as_text(self, body, events):
-        """``body``, unless only whitespace, as a stretch of the implicit field of its
-        own (the open region has closed)."""
+        """``body``, unless only whitespace, as a stretch of its own of the field that
+        keeps the open region's text (which has closed)."""
         name = self.current
         if body.strip():
-            implicit = self.table.implicit
-            self.current, self.captures = implicit, {}
+            table = self.table
+            keeper = table.by_name[name].recover_to or table.implicit
+            self.current, self.captures = keeper, {}
             if events is not None:
-                events.append({"type": "region_open", "field": implicit})
+                events.append({"type": "region_open", "field": keeper})
                 events.append({
-                    "type": "region_chunk", "field": implicit, "text": body,
-                    "dirty": self.table.modes[implicit][1],
+                    "type": "region_chunk", "field": keeper, "text": body,
+                    "dirty": table.modes[keeper][1],
                 })
             self.close_with(body, events)
             self.current = name
