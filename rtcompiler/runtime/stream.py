@@ -301,7 +301,12 @@ class ResponseStream(StreamMemo, WholePass):
                 if self.opened:
                     strings = self.strings
                     if strings is not None:  # the text is read for its JSON strings
-                        self.examined += strings.advance(unsent, pos, self.end)
+                        if '"' in unsent or "\\" in unsent or strings.at > pos:
+                            self.examined += strings.advance(unsent, pos, self.end)
+                        else:  # (advance, written out for a piece without either)
+                            self.examined += len(unsent)
+                            strings.at = self.end
+                            strings.odd = False
                     # accumulate, written out for the usual token (one call less)
                     tail = self.tail
                     tail.append(unsent)
