@@ -119,6 +119,10 @@ class Field:
     # only outside the body's JSON strings.
     recover: bool | str = False
     close_outside_strings: bool = False
+    # ``recover``'s option for xml-inline: text the tags do not read is a failure.
+    tags_only: bool = False
+    # With it, the tag pattern that reads such a body again before it is given up.
+    recover_tag_pattern: str | None = None
 
     @property
     def is_implicit(self) -> bool:
