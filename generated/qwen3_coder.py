@@ -2756,12 +2756,12 @@ class Region:
 
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
-        "recover", "outside_strings", "recover_to",
+        "recover", "outside_strings", "recover_to", "repairs",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
-        recover=False, outside_strings=False, recover_to=None,
+        recover=False, outside_strings=False, recover_to=None, repairs=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -2776,6 +2776,9 @@ class Region:
         self.recover = recover
         self.outside_strings = outside_strings
         self.recover_to = recover_to  # the field that keeps that body; None: the implicit one
+        # With recover, a JSON list of calls that fails is read leniently (see
+        # ResponseStream.repaired).
+        self.repairs = repairs
 
 
 class RegionTable:
@@ -2886,7 +2889,8 @@ class RegionTable:
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches)
         # Regions whose close counts only outside JSON strings: their mode has a scan of
-        # its own (see ResponseStream.scan_outside_strings), no quick path and no walk.
+        # its own (see ResponseStream.scan_outside_strings) and no walk; the quick path
+        # of a feed reads the text it gives to such a region for its strings.
         self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
         for mode in self.string_modes:
             self.walks.pop(mode, None)
@@ -2906,7 +2910,7 @@ class RegionTable:
         # the region's chunks are dirty (not part of the final value).
         self.modes = {
             mode: (
-                None if mode in self.string_modes else self.quiet.get(mode),
+                self.quiet.get(mode),
                 mode is not None and not self.by_name[mode].streamable,
             )
             for mode in modes
@@ -3216,7 +3220,7 @@ class WholePass:
             pos = self.pos
             best = best_kind = best_region = None
             if self.current in string_modes:
-                found = self.scan_outside_strings(True)[0]
+                found = self.scan_outside_strings(True, None)[0]
                 if found is not None:
                     best_kind, best_region, best = found
             for kind, region, delimiter, watcher in (
@@ -3825,6 +3829,8 @@ class StreamMemo:
 # runtime: rtcompiler.runtime.stream [stream]
 # ------------------------------------------------------------------------------
 import copy as _copy
+import json as _json
+import re as _re
 
 # Held text short enough to search again, with the new piece, in one stdlib call.
 _QUICK_HELD = 64
@@ -4019,6 +4025,8 @@ class ResponseStream(StreamMemo, WholePass):
                         self.examined += len(text) - stop
                         events = []
                         if stop:
+                            if self.strings is not None:
+                                self.examined += self.strings.advance(text, pos, pos + stop)
                             self.pos = pos + stop
                             self.accumulate(events, text[:stop])
                         return events
@@ -4068,6 +4076,14 @@ class ResponseStream(StreamMemo, WholePass):
                 self.end = self.pos = end + len(text)
                 self.examined += len(unsent)
                 if self.opened:
+                    strings = self.strings
+                    if strings is not None:  # the text is read for its JSON strings
+                        if '"' in unsent or "\\" in unsent or strings.at > pos:
+                            self.examined += strings.advance(unsent, pos, self.end)
+                        else:  # (advance, written out for a piece without either)
+                            self.examined += len(unsent)
+                            strings.at = self.end
+                            strings.odd = False
                     # accumulate, written out for the usual token (one call less)
                     tail = self.tail
                     tail.append(unsent)
@@ -4087,7 +4103,9 @@ class ResponseStream(StreamMemo, WholePass):
                 before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
             # The state this feed found is named (see transition_key) by its number
             # (then it was looked up above) or, made when needed, by what it is.
-            keyed = len(unsent) <= _TRANSITION_HELD
+            # (Not in a region whose close counts outside strings: what a feed does there
+            # depends on the strings before it too.)
+            keyed = len(unsent) <= _TRANSITION_HELD and self.strings is None
             if pos == end or node is None or node[1] != end:
                 node = None
             self.keep_unsent(before, unsent, text)
@@ -4141,6 +4159,8 @@ class ResponseStream(StreamMemo, WholePass):
                     self.process(events, False, key)
                 return events
             stop = found.start()
+            if stop and self.strings is not None:
+                self.examined += self.strings.advance(unsent, pos, pos + stop)
             self.pos = pos + stop
             if stop:  # else all held
                 self.accumulate(events, unsent[:stop])
@@ -4267,7 +4287,10 @@ class ResponseStream(StreamMemo, WholePass):
             record = []
             start = self.pos
         while True:
-            best, hold_start = self.scan(self.table.watch(self.current), eos)
+            if self.current in self.table.string_modes:
+                best, hold_start = self.scan_outside_strings(eos, events)
+            else:
+                best, hold_start = self.scan(self.table.watch(self.current), eos)
             if best is not None:
                 kind, region, m = best
                 if m.start > self.pos:
@@ -4301,6 +4324,8 @@ class ResponseStream(StreamMemo, WholePass):
                     self.examined += len(held) - i
                     if quick[0](held, i) is None:
                         if i < len(held):
+                            if self.strings is not None:
+                                self.examined += self.strings.advance(held, base, self.end)
                             self.accumulate(events, held[i:])
                             self.pos = self.end
                         break
@@ -4364,8 +4389,9 @@ class ResponseStream(StreamMemo, WholePass):
         return scanner
 
     def scan(self, watch, eos):
-        if self.current in self.table.string_modes:
-            return self.scan_outside_strings(eos)
+        """The earliest commit among the watchers' answers from ``pos``: ``((kind,
+        region, Match) or None, where the held text begins)``. (In a region whose close
+        counts only outside strings, scan_outside_strings asks it, then checks.)"""
         n = self.end
         held_by = self.held_by
         if held_by is not None and not eos and held_by[1] == self.pos and held_by[2] is watch:
@@ -4427,97 +4453,105 @@ class ResponseStream(StreamMemo, WholePass):
             self.held_by = (holder, hold_start, watch)
         return best, hold_start
 
-    def scan_outside_strings(self, eos):
+    def scan_outside_strings(self, eos, events):
         """``scan`` in a region whose close counts only where it begins outside the
         body's JSON strings (docs/extensions.md): ``(("close", region, Match) or None,
         where the held text begins)``.
 
-        The strings are tracked once over the body (see JsonStrings). The close is
-        searched for from ``next``, the first place not yet ruled out, up to the
-        opening quote of the next string: a close cannot consume the quote, so none
-        that begins before it reaches into the string, except by a lookahead, for
-        which the search reads on. A place is ruled out once a search found nothing
-        beginning there, even pending, so each character is searched about once.
+        The close is searched for as in any region, from ``pos``; only then is the
+        place where its match (or the earliest pending one) begins checked against the
+        body's strings, which JsonStrings tracks by counting quotes. A close cannot
+        consume a quote, so a match beginning inside a string lies in it: the text up
+        to the string's end is region text (given to the region here, into ``events``,
+        or with None, as parse_whole does), not searched, and the search goes on after
+        it. A string still open when the output ends is searched then (see
+        close_in_open_string). Each search starts where the last one stopped, and the
+        strings are read once: linear.
         """
-        self.held_by = None
-        region = self.table.by_name[self.current]
         strings = self.strings
-        regex = region.close.regex
         if strings is None:
             strings = self.strings = JsonStrings(self.pos)
-            pre = regex.prefilter
-            if pre is not None and not pre.lead and pre.lead_class is None:
-                # Finds where a match or attempt can begin (none begins before, since
-                # nothing leads the close's literals): a stdlib search skips the rest.
-                strings.danger = pre.quiet_search
-                if regex.captures is not None and regex.tail:
-                    strings.form = regex.captures
-        held, base = self.held()
-        n = self.end
-        self.examined += strings.track(held, base, n)
-        spans = strings.spans
-        danger = strings.danger
+        watch = self.table.watches[self.current]
+        self.held_by = None  # (set only by this scan's own searches, and cleared after)
         while True:
-            at = strings.outside_from(strings.next)
-            if at is None:  # inside a string still open: no close can begin before n
-                return None, n
-            strings.next = at
-            if danger is not None:
-                found = danger(held, at - base)
-                if found is None:
-                    self.examined += n - at
-                    strings.next = n
+            held, base = self.held()
+            n = self.end
+            if strings.at < self.pos:
+                self.examined += strings.advance(held, base, self.pos)
+            if strings.inside:
+                # Nothing begins before the string ends.
+                i = strings.at - base
+                s = n - base
+                if i < s and held[s - 1] != "\\" and held.find('"', i, s) < 0:
+                    # (skip, written out for the usual piece of a string: no quote in it)
+                    self.examined += s - i
+                    strings.at = n
+                    strings.odd = False
+                    stop = None
+                else:
+                    stop, read = strings.skip(held, base, n)
+                    self.examined += read
+                if stop is None:
+                    if eos:
+                        return self.close_in_open_string(watch)
                     return None, n
-                start = found.start() + base
-                self.examined += start - at
-                if start > at:
-                    strings.next = start  # nothing can begin before it
-                    continue
-                form = strings.form
-                if eos and form is not None:
-                    # The text is complete: the close's stdlib form tells whether a
-                    # match begins here (it reads a bounded stretch past it: ``tail``).
-                    m = form.match(held, at - base)
-                    if m is None:
-                        strings.next = at + 1
-                        continue
-                    self.examined += m.end() - (at - base)
-                    return ("close", region, Match(at, m.end() + base, False)), at
-            k = 0  # spans[k]: the next string (outside_from left the earlier ones out)
-            quote = spans[0][0] if spans else None
-            stop = n if quote is None else quote + 1
-            scanner = Scanner(regex, held, at - base, 0)
-            fed = at - base
-            while True:
-                scanner.feed_range(fed, stop - base)
-                fed = stop - base
-                if stop >= n:
-                    break
-                alive = scanner.alive_from()
-                if alive is None or alive + base > quote:
-                    break  # nothing that began by the quote is still alive
-                k += 1
-                stop = n if k >= len(spans) else spans[k][0] + 1
-            final = stop >= n
-            m = scanner.result(final and not eos)
-            self.retired_steps += scanner.steps
-            self.retired_searched += scanner.searched
-            if m is None:
-                if final:
-                    strings.next = n
-                    return None, n
-                strings.next = quote + 1
-                continue
-            start = m.start + base
-            if quote is not None and start > quote:
-                strings.next = quote + 1  # nothing begins by the quote
-                continue
-            if m.partial or (
-                not eos and final and self.can_grow(region.close, m, n - base)
-            ):
-                strings.next = start
-                return None, start
-            return ("close", region, Match(start, m.end + base, False)), start
+                self.region_text(events, stop)
+            best, hold_start = self.scan(watch, eos)
+            self.held_by = None
+            at = hold_start if best is None else best[2].start
+            if at >= n:
+                self.examined += strings.advance(held, base, n)
+                return best, hold_start
+            self.examined += strings.advance(held, base, at)
+            if not strings.inside:
+                return best, hold_start
+            self.region_text(events, at)
+
+    def close_in_open_string(self, watch):
+        """The end of the output, inside a string that never ended (a stray or a cut
+        quote): the first match of the close inside that string counts after all, so
+        that the text after it is parsed as usual. Returns what scan_outside_strings
+        does. The region's text (its body, then the unsent text) is searched from the
+        string's opening quote, once; nothing is emitted again."""
+        tail = self.tail
+        if tail:
+            self.body.append("".join(tail))
+            tail.clear()
+        body = "".join(self.body)
+        held, base = self.held()
+        text = body + held[self.pos - base :]
+        start = self.pos - len(body)
+        q = len(text)
+        while True:  # the last quote that no odd run of backslashes escapes opened it
+            q = text.rfind('"', 0, q)
+            k = q - 1
+            while k >= 0 and text[k] == "\\":
+                k -= 1
+            if not (q - 1 - k) & 1:
+                break
+        self.examined += len(text) - q
+        self.forget()
+        self.pieces = [text]
+        self.base = start
+        self.pos = start + q + 1
+        self.body = [text[: q + 1]]
+        best = self.scan(watch, True)[0]
+        stop = self.end if best is None else best[2].start
+        self.body.append(text[q + 1 : stop - start])
+        self.pos = stop
+        return best, stop
+
+    def region_text(self, events, stop):
+        """Give the text from ``pos`` to ``stop`` to the open region (``events`` None:
+        a whole-text pass, which makes no events)."""
+        if stop > self.pos:
+            text = self.text(self.pos, stop)
+            if events is None:
+                self.opened = True
+                self.tail.append(text)
+            else:
+                self.accumulate(events, text)
+            self.pos = stop
 
     def pends_here(self, watcher, delimiter):
         """The watcher's answer from ``pos``, and whether its delimiter still pends
@@ -4681,6 +4715,8 @@ class ResponseStream(StreamMemo, WholePass):
         self.body = []
         self.tail = []
         self.opened = True
+        if region.outside_strings:
+            self.strings = JsonStrings(self.pos)
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
 
@@ -4702,7 +4738,7 @@ class ResponseStream(StreamMemo, WholePass):
             self.reset()
             return
         try:
-            self.close_with("".join(self.body), events)
+            self.close_with("".join(self.body), events, eos)
         except BaseException:
             # The region's parser (or its join, its tool typing) refused its text. As
             # in the reference, the region stays open with that text, once, and the
@@ -4712,10 +4748,11 @@ class ResponseStream(StreamMemo, WholePass):
             raise
         self.reset()
 
-    def close_with(self, text, events):
+    def close_with(self, text, events, unfinished=False):
         """Give the open region's value (its whole text is ``text``) to the message;
-        the caller then leaves the region."""
+        the caller then leaves the region (``unfinished``: the output ended in it)."""
         region = self.table.by_name[self.current]
+        rest = None
         try:
             value = region.process(text, self.captures)
             if self.coerce is not None and type(value) is not str:  # a string holds no call
@@ -4723,8 +4760,11 @@ class ResponseStream(StreamMemo, WholePass):
         except (ValueError, TypeError, KeyError) as error:
             if not region.recover:
                 raise
-            self.recovered(text, str(error), events)
-            return
+            repaired = self.repaired(region, text, unfinished) if region.repairs else None
+            if repaired is None:
+                self.recovered(text, str(error), events)
+                return
+            value, rest = repaired
         name = self.current
         if region.join is not None:
             if not isinstance(value, str):
@@ -4747,15 +4787,71 @@ class ResponseStream(StreamMemo, WholePass):
             self.output[name] = value
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": value})
+        if rest:
+            self.as_text(rest, events)
+
+    def repaired(self, region, text, unfinished):
+        """The value of a JSON list of calls that failed, read leniently, and the text
+        left over (docs/extensions.md, recover): a lone object as a list of one; an array
+        cut by the end of the output as its finished elements, the rest as text. None
+        when neither reading gives a value."""
+        start = len(text) - len(text.lstrip())
+        rest = ""
+        try:
+            if text.startswith("{", start):
+                value, end = _json_raw(text, start)
+                if not isinstance(value, dict) or text[end:].strip():
+                    return None
+                candidate = "[" + text[start:end] + "]"
+            elif unfinished and text.startswith("[", start):
+                # Element by element: each one decoded whole and followed by a comma is
+                # finished (one the output ends right after may still have been going
+                # on); the text from the first one that is not goes back to being text.
+                n = len(text)
+                i = start + 1
+                finished = None
+                while True:
+                    while i < n and text[i] in " \t\n\r":
+                        i += 1
+                    try:
+                        _, end = _json_raw(text, i)
+                    except ValueError:
+                        break
+                    j = end
+                    while j < n and text[j] in " \t\n\r":
+                        j += 1
+                    if j == n or text[j] != ",":
+                        break
+                    finished = end
+                    i = j + 1
+                if finished is None:
+                    return None
+                candidate = text[start:finished] + "]"
+                rest = text[i:]
+            else:
+                return None
+            value = region.process(candidate, self.captures)
+            if self.coerce is not None and type(value) is not str:
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return None
+        return value, rest
 
     def recovered(self, body, error, events):
         """A recovering region that failed (``error``) gives no value; its body is text
-        of the field that keeps it (the implicit field unless the region names another):
-        cut where that field's close matches in it (a marker there is no text), each
-        piece not only whitespace a stretch of its own."""
-        name = self.current
+        of the field that keeps it (see as_text)."""
         if events is not None:
-            events.append({"type": "region_close", "field": name, "value": None, "error": error})
+            events.append({
+                "type": "region_close", "field": self.current, "value": None, "error": error,
+            })
+        self.as_text(body, events)
+
+    def as_text(self, body, events):
+        """``body`` as text of the field that keeps the open region's text, which has
+        closed (the implicit field unless the region names another): cut where that
+        field's close matches in it (a marker there is no text), each piece not only
+        whitespace a stretch of its own."""
+        name = self.current
         if not body.strip():
             return
         table = self.table
@@ -4794,88 +4890,108 @@ class ResponseStream(StreamMemo, WholePass):
 
 
 _UNFINISHED = "unfinished: the output ended inside the region"
+_json_raw = _json.JSONDecoder().raw_decode
+
+
+# A run of backslashes and the quote after it (see JsonStrings.escaped).
+_BACKSLASHES_QUOTE = _re.compile(r'\\+"')
 
 
 class JsonStrings:
-    """The JSON strings of an open region's body, tracked once over it as it grows.
+    """Where an open region's body is inside a JSON string, read as it grows.
 
-    ``spans`` holds ``[opening quote, closing quote or None]`` of the strings from
-    the first that may still matter on; a position inside one (after its opening
-    quote, up to its closing quote) is inside a string. ``next`` is the first place
-    where the region's close may still begin (see scan_outside_strings).
+    A ``"`` begins or ends a string unless an odd run of backslashes comes right before
+    it: inside a string that is JSON's own rule (``\\`` escapes the next character),
+    and outside one a backslash is not JSON. So the strings are found by counting
+    quotes with ``str.count`` and ``str.find``, at C speed; escaped quotes are told by
+    counting ``\\"`` too, and only a quote after two backslashes or more has its run
+    measured.
+
+    The state at ``at``: ``inside`` a string or not, and ``odd``: whether an odd run
+    of backslashes ends right before ``at`` (it may go on after it). A position is
+    inside a string from after its opening quote up to its closing quote.
     """
 
-    __slots__ = ("at", "inside", "escaped", "spans", "next", "danger", "form")
+    __slots__ = ("at", "inside", "odd")
 
     def __init__(self, start) -> None:
-        self.at = start  # tracked up to here
+        self.at = start
         self.inside = False
-        self.escaped = False  # inside, and the character at ``at`` is escaped
-        self.spans: list = []
-        self.next = start
-        self.danger = None  # the close's quiet search, when it can skip text (see scan)
-        self.form = None  # with it, the close's stdlib form, when it reads a bounded tail
+        self.odd = False
 
-    def track(self, held, base, end):
-        """Read the body from ``at`` to ``end`` (``held`` starts at ``base``); returns
-        how many characters that was. A string is crossed quote by quote (str.find),
-        a quote's escape told by the backslashes before it, read from ``at`` on only."""
+    def advance(self, held, base, stop):
+        """Read the body from ``at`` to ``stop`` (``held`` starts at ``base``); returns
+        how many characters that was."""
         i = self.at - base
-        stop = end - base
-        count = stop - i
-        spans = self.spans
-        while i < stop:
-            if self.inside:
-                if self.escaped:
-                    self.escaped = False
-                    i += 1
-                    continue
-                j = held.find('"', i, stop)
-                while j >= 0:
-                    k = j - 1
-                    while k >= i and held[k] == "\\":
-                        k -= 1
-                    if (j - k) % 2:  # an even run of backslashes before it: it ends the string
-                        break
-                    j = held.find('"', j + 1, stop)
-                if j < 0:
-                    # Open to the end: escaped when it ends with an odd run of backslashes.
-                    k = stop - 1
-                    while k >= i and held[k] == "\\":
-                        k -= 1
-                    self.escaped = (stop - 1 - k) % 2 == 1
-                    break
-                spans[-1][1] = base + j
-                self.inside = False
-                i = j + 1
-            else:
-                j = held.find('"', i, stop)
-                if j < 0:
-                    break
-                spans.append([base + j, None])
-                self.inside = True
-                i = j + 1
-        self.at = end
-        return count
+        s = stop - base
+        if i >= s:
+            return 0
+        quotes = held.count('"', i, s)
+        if quotes and (self.odd or held.find("\\", i, s) >= 0):
+            quotes -= self.escaped(held, i, s)
+        if quotes & 1:
+            self.inside = not self.inside
+        if held[s - 1] == "\\":
+            self.tail(held, i, s)
+        else:
+            self.odd = False
+        self.at = stop
+        return s - i
 
-    def outside_from(self, at):
-        """The first position from ``at`` that is outside every string, or None when
-        ``at`` is inside a string that is still open. Strings before it are forgotten."""
-        spans = self.spans
-        k = 0
-        while k < len(spans):
-            opening, closing = spans[k]
-            if at <= opening:
-                break
-            if closing is None:
-                del spans[:k]
-                return None
-            if at <= closing:
-                at = closing + 1
-            k += 1
-        if k:
-            del spans[:k]
-        return at
+    def escaped(self, held, i, s):
+        """How many quotes in ``held[i:s]`` an odd run of backslashes comes right before."""
+        escaped = 0
+        if self.odd:
+            # The run before i may go on: measured up to its first other character.
+            j = i
+            while j < s and held[j] == "\\":
+                j += 1
+            if j < s and held[j] == '"':
+                escaped += (j - i + 1) & 1
+                j += 1
+            i = j
+        if held.count('\\\\"', i, s):
+            for m in _BACKSLASHES_QUOTE.finditer(held, i, s):
+                escaped += (m.end() - m.start() - 1) & 1
+        else:
+            escaped += held.count('\\"', i, s)  # each after a run of one
+        return escaped
+
+    def tail(self, held, i, s):
+        """Set ``odd`` for the run of backslashes ending at ``s``, read back to ``i``."""
+        k = s - 1
+        while k >= i and held[k] == "\\":
+            k -= 1
+        run = s - 1 - k
+        self.odd = bool((run + (self.odd if k < i else 0)) & 1)
+
+    def skip(self, held, base, end):
+        """From inside a string: ``(the position after its closing quote, or None when
+        it does not end before ``end``; characters read)``."""
+        i = first = self.at - base
+        s = end - base
+        odd = self.odd
+        while True:
+            j = held.find('"', i, s)
+            if j < 0:
+                if i < s:
+                    if held[s - 1] == "\\":
+                        self.tail(held, i, s)
+                    else:
+                        self.odd = False
+                self.at = end
+                return None, s - first
+            k = j - 1
+            while k >= i and held[k] == "\\":
+                k -= 1
+            if not (j - 1 - k + (odd if k < i else 0)) & 1:
+                self.inside = False
+                self.odd = False
+                self.at = base + j + 1
+                return self.at, j + 1 - first
+            i = j + 1
+            odd = False
+            self.odd = False
 
 # Compiled delimiters: NFA, character classes and complete DFA tables per pattern.
 _REGEX_DATA = [

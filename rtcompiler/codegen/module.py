@@ -199,6 +199,9 @@ def _robustness(f: Field) -> str:
             out += f" recover_to={literal(f.recover)},"
     if f.close_outside_strings:
         out += " outside_strings=True,"
+    if f.recover and json_body and f.transform_each:
+        # A JSON list of calls: a lone object or a cut array is read leniently.
+        out += " repairs=True,"
     return out
 
 

@@ -52,12 +52,12 @@ class Region:
 
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
-        "recover", "outside_strings", "recover_to",
+        "recover", "outside_strings", "recover_to", "repairs",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
-        recover=False, outside_strings=False, recover_to=None,
+        recover=False, outside_strings=False, recover_to=None, repairs=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -72,6 +72,9 @@ class Region:
         self.recover = recover
         self.outside_strings = outside_strings
         self.recover_to = recover_to  # the field that keeps that body; None: the implicit one
+        # With recover, a JSON list of calls that fails is read leniently (see
+        # ResponseStream.repaired).
+        self.repairs = repairs
 
 
 class RegionTable:
@@ -182,7 +185,8 @@ class RegionTable:
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches)
         # Regions whose close counts only outside JSON strings: their mode has a scan of
-        # its own (see ResponseStream.scan_outside_strings), no quick path and no walk.
+        # its own (see ResponseStream.scan_outside_strings) and no walk; the quick path
+        # of a feed reads the text it gives to such a region for its strings.
         self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
         for mode in self.string_modes:
             self.walks.pop(mode, None)
@@ -202,7 +206,7 @@ class RegionTable:
         # the region's chunks are dirty (not part of the final value).
         self.modes = {
             mode: (
-                None if mode in self.string_modes else self.quiet.get(mode),
+                self.quiet.get(mode),
                 mode is not None and not self.by_name[mode].streamable,
             )
             for mode in modes

@@ -140,7 +140,7 @@ class WholePass:
             pos = self.pos
             best = best_kind = best_region = None
             if self.current in string_modes:
-                found = self.scan_outside_strings(True)[0]
+                found = self.scan_outside_strings(True, None)[0]
                 if found is not None:
                     best_kind, best_region, best = found
             for kind, region, delimiter, watcher in (

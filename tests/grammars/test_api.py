@@ -78,7 +78,7 @@ def test_strict_is_a_form_of_the_same_grammar():
     assert (strict.name, strict.strict, strict.spelling) == ("qwen3", True, "qwen3:strict")
     # The same template without its robustness extensions: loadable by transformers.
     robust = grammar("qwen3").spec
-    assert robust["extensions"] == ["recover"]
+    assert robust["extensions"] == ["recover", "close-outside-strings"]
     assert strict.spec == strict_spec(robust)
     assert "extensions" not in strict.spec
     assert strict.spec["fields"]["tool_calls"] == {

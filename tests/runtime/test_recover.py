@@ -131,9 +131,23 @@ def test_a_marker_inside_an_argument_string_does_not_close_the_call():
     })
 
 
-def test_an_unbalanced_quote_runs_the_call_to_the_end_and_keeps_it_as_text():
-    text = 'a<tool_call>{"name": "f, "arguments": {}}</tool_call>b'
-    assert_everywhere(MODULE, text, {"content": 'a\n\n{"name": "f, "arguments": {}}</tool_call>b'})
+def test_a_close_inside_a_string_that_never_ends_counts():
+    # The stray quote after "arguments opens a string that never ends: the first close
+    # inside it ends the call after all, so no marker leaks and the text after it is
+    # content again.
+    text = 'a<tool_call>{"name": "f, "arguments": {}}</tool_call>b<|im_end|>'
+    assert_everywhere(MODULE, text, {"content": 'a\n\n{"name": "f, "arguments": {}}\n\nb'})
+    text = 'a<tool_call>{"name": "f", "arguments": {"s": "x</tool_call>b</tool_call>c'
+    assert_everywhere(MODULE, text, {
+        "content": 'a\n\n{"name": "f", "arguments": {"s": "x\n\nb</tool_call>c'})
+    # Only the string left open counts: a close in one that ended before it does not.
+    text = 'a<tool_call>{"name": "f", "arguments": {"a": "</tool_call>", "s": "x</tool_call>b'
+    assert_everywhere(MODULE, text, {
+        "content": 'a\n\n{"name": "f", "arguments": {"a": "</tool_call>", "s": "x\n\nb'})
+    # Whereas a string that ends keeps every close inside it.
+    text = 'a<tool_call>{"name": "f", "arguments": {"s": "x</tool_call>b"}}</tool_call>c'
+    assert_everywhere(MODULE, text, {
+        "content": "a\n\nc", "tool_calls": [call("f", s="x</tool_call>b")]})
 
 
 def test_events_of_a_failed_region():
@@ -154,6 +168,75 @@ def test_events_of_a_failed_region():
         {"type": "region_chunk", "field": "content", "text": "{bad", "dirty": False},
     ]
     assert all("error" not in e for e in events if e not in (closes[1], closes[4]))
+
+
+LIST = {
+    "extensions": ["recover"],
+    "start_anchor": "<s>",
+    "fields": {
+        "tool_calls": {
+            "open": "[TOOL_CALLS]", "close": "</s>", "content": "json", "recover": True,
+            "transform_each": True,
+            "transform": {"type": "function",
+                          "function": {"name": "{name}", "arguments": "{arguments}"}},
+        },
+        "content": {"close": "</s>", "repeats": True, "join": "\n\n"},
+    },
+}
+LIST_MODULE = load_parser(load_template(LIST))
+
+
+def test_a_lone_object_where_a_list_of_calls_is_expected_is_a_list_of_one():
+    text = 'Checking.[TOOL_CALLS] {"name": "f", "arguments": {"a": 1}}</s>'
+    assert_everywhere(LIST_MODULE, text, {"content": "Checking.", "tool_calls": [call("f", a=1)]})
+    # The reference refuses it (transform_each wants a list).
+    with pytest.raises(ValueError, match="transform_each requires"):
+        ref_parse_response(text, grammars.strict_spec(LIST), prefix="")
+
+
+@pytest.mark.parametrize("text", [
+    '[TOOL_CALLS]{"name": "f", "arguments": {}}, {"name": "g", "arguments": {}}</s>',
+    '[TOOL_CALLS]{"name": "f", "arguments": {}} and more</s>',
+    '[TOOL_CALLS]{"x": 1}</s>',  # an object, but no call: the transform fails
+    # An array that ends (the region closed) is read as it is: a broken element is no repair.
+    '[TOOL_CALLS][{"name": "f", "arguments": {}}, {"name": "g", "arguments": </s>',
+    # Cut, but broken before the cut: a comma missing after the first call.
+    '[TOOL_CALLS][{"name": "f", "arguments": {}} {"name": "g", "arguments": {}}, {"na',
+])
+def test_what_is_not_one_call_or_a_cut_list_stays_text(text):
+    body = text[len("[TOOL_CALLS]") :].removesuffix("</s>")
+    assert_everywhere(LIST_MODULE, text, {"content": body.strip()})
+
+
+def test_a_cut_array_keeps_its_finished_calls_and_the_rest_as_text():
+    full = ('Checking.[TOOL_CALLS][{"name": "a", "arguments": {"x": "]"}}, '
+            '{"name": "b", "arguments": {"x": "Lyon"}} ,{"name": "c", "arguments": {}}]')
+    calls = [call("a", x="]"), call("b", x="Lyon"), call("c")]
+    body_at = full.index("[{")
+    for cut in range(body_at, len(full) + 1):
+        text = full[:cut]
+        message = whole(LIST_MODULE, text)
+        got = message.get("tool_calls", [])
+        # Only finished calls, in order; what is left of the cut one is content.
+        assert got == calls[: len(got)], cut
+        # A call counts once the comma after it has come (the last, once the array ends).
+        commas = [full.index(s) + len(s) for s in ('"]"}},', '"Lyon"}} ,')]
+        assert len(got) == sum(comma <= cut for comma in commas) or cut == len(full), cut
+        rest = message.get("content", "")
+        assert rest.startswith("Checking."), cut
+        assert "[TOOL_CALLS]" not in rest, cut
+        assert run(LIST_MODULE, text, list(text))[0] == message, cut
+    text = full[: full.index("Lyon") + 2]
+    assert_everywhere(LIST_MODULE, text, {
+        "content": 'Checking.\n\n{"name": "b", "arguments": {"x": "Ly',
+        "tool_calls": [call("a", x="]")],
+    })
+    _, events = run(LIST_MODULE, text, list(text))
+    closes = [e for e in events if e["type"] == "region_close"]
+    assert [(e["field"], e["value"]) for e in closes] == [
+        ("content", "Checking."), ("tool_calls", [call("a", x="]")]),
+        ("content", '{"name": "b", "arguments": {"x": "Ly'),
+    ]
 
 
 def test_without_recover_the_same_outputs_fail_as_in_the_reference():
@@ -515,7 +598,7 @@ def _work(module: Any, text: str, step: int) -> float:
     return stream.work
 
 
-@pytest.mark.parametrize("unit", ["a", 'a\\"', "</tool_call", ' "</tool_call>" ,'])
+@pytest.mark.parametrize("unit", ["a", 'a\\"', "</tool_call", "</tool_call>", ' "</tool_call>" ,'])
 def test_a_long_unfinished_call_fed_a_character_at_a_time_is_linear(unit):
     # Inside a string that never ends, or outside one, with closes that never count or
     # never complete: each feed reads its piece, not the body again.
