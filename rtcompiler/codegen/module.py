@@ -189,9 +189,30 @@ def _robustness(f: Field) -> str:
         json_body = f.content == "json" and not (
             isinstance(f.content_args, dict) and f.content_args.get("allow_non_json"))
         out += ' recover="json",' if json_body else " recover=True,"
+        delimiter = _one_string_delimiter(f)
+        if delimiter is not None:
+            out += f" lenient={literal(delimiter)},"
     if f.close_outside_strings:
         out += " outside_strings=True,"
+    if f.yields:
+        out += f" yields={literal(list(f.yields))}, yield_join={literal(f.yield_join)},"
     return out
+
+
+def _one_string_delimiter(f: Field) -> str | None:
+    """The string delimiter of a ``json`` field with exactly one, opening and closing
+    alike (Gemma 4's ``<|"|>``), else None."""
+    args = f.content_args
+    if f.content != "json" or not isinstance(args, dict):
+        return None
+    delims = args.get("string_delims")
+    if (
+        isinstance(delims, list) and len(delims) == 1 and isinstance(delims[0], list)
+        and len(delims[0]) == 2 and delims[0][0] == delims[0][1]
+        and isinstance(delims[0][0], str) and delims[0][0]
+    ):
+        return delims[0][0]
+    return None
 
 
 _TABLE_DOC = (

@@ -118,6 +118,10 @@ class Field:
     # text as implicit text; count the close only outside the body's JSON strings.
     recover: bool = False
     close_outside_strings: bool = False
+    # The yield extension: the fields whose regions may open inside this one's, and the
+    # separator its pieces' values are joined with.
+    yields: tuple[str, ...] = ()
+    yield_join: str = ""
 
     @property
     def is_implicit(self) -> bool:
