@@ -156,6 +156,8 @@ def _regex_tables(module: ModuleBuilder) -> str:
 def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
     process_name = f"_process_{index}"
     module.functions.append(field_function(process_name, index, f, module))
+    if f.recover and _one_string_delimiter(f) is not None:
+        module.need("lenient")  # the LenientReader its recovery reads a body with
 
     def delimiter(d) -> str:
         if d is None:

@@ -1116,6 +1116,90 @@ class ResponseStream(StreamMemo, WholePass):
 _UNFINISHED = "unfinished: the output ended inside the region"
 _SPACES = _re.compile(r"\s*")
 _FAILED = object()
+class JsonStrings:
+    """The JSON strings of an open region's body, tracked once over it as it grows.
+
+    ``spans`` holds ``[opening quote, closing quote or None]`` of the strings from
+    the first that may still matter on; a position inside one (after its opening
+    quote, up to its closing quote) is inside a string. ``next`` is the first place
+    where the region's close may still begin (see scan_outside_strings).
+    """
+
+    __slots__ = ("at", "inside", "escaped", "spans", "next", "danger", "form")
+
+    def __init__(self, start) -> None:
+        self.at = start  # tracked up to here
+        self.inside = False
+        self.escaped = False  # inside, and the character at ``at`` is escaped
+        self.spans: list = []
+        self.next = start
+        self.danger = None  # the close's quiet search, when it can skip text (see scan)
+        self.form = None  # with it, the close's stdlib form, when it reads a bounded tail
+
+    def track(self, held, base, end):
+        """Read the body from ``at`` to ``end`` (``held`` starts at ``base``); returns
+        how many characters that was. A string is crossed quote by quote (str.find),
+        a quote's escape told by the backslashes before it, read from ``at`` on only."""
+        i = self.at - base
+        stop = end - base
+        count = stop - i
+        spans = self.spans
+        while i < stop:
+            if self.inside:
+                if self.escaped:
+                    self.escaped = False
+                    i += 1
+                    continue
+                j = held.find('"', i, stop)
+                while j >= 0:
+                    k = j - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    if (j - k) % 2:  # an even run of backslashes before it: it ends the string
+                        break
+                    j = held.find('"', j + 1, stop)
+                if j < 0:
+                    # Open to the end: escaped when it ends with an odd run of backslashes.
+                    k = stop - 1
+                    while k >= i and held[k] == "\\":
+                        k -= 1
+                    self.escaped = (stop - 1 - k) % 2 == 1
+                    break
+                spans[-1][1] = base + j
+                self.inside = False
+                i = j + 1
+            else:
+                j = held.find('"', i, stop)
+                if j < 0:
+                    break
+                spans.append([base + j, None])
+                self.inside = True
+                i = j + 1
+        self.at = end
+        return count
+
+    def outside_from(self, at):
+        """The first position from ``at`` that is outside every string, or None when
+        ``at`` is inside a string that is still open. Strings before it are forgotten."""
+        spans = self.spans
+        k = 0
+        while k < len(spans):
+            opening, closing = spans[k]
+            if at <= opening:
+                break
+            if closing is None:
+                del spans[:k]
+                return None
+            if at <= closing:
+                at = closing + 1
+            k += 1
+        if k:
+            del spans[:k]
+        return at
+###}
+
+
+###{standalone lenient
 # A bare key, and a bare value (up to what ends one), of LenientReader.
 _BARE_KEY = _re.compile(r"[^\s:=,{}\[\]\"']+")
 _BARE_VALUE = _re.compile(r"[^,}\]]*")
@@ -1261,86 +1345,4 @@ class LenientReader:
                 return out
             if c != ",":
                 raise ValueError(f"lenient: {c!r} where ',' or {closing!r} was expected")
-
-
-class JsonStrings:
-    """The JSON strings of an open region's body, tracked once over it as it grows.
-
-    ``spans`` holds ``[opening quote, closing quote or None]`` of the strings from
-    the first that may still matter on; a position inside one (after its opening
-    quote, up to its closing quote) is inside a string. ``next`` is the first place
-    where the region's close may still begin (see scan_outside_strings).
-    """
-
-    __slots__ = ("at", "inside", "escaped", "spans", "next", "danger", "form")
-
-    def __init__(self, start) -> None:
-        self.at = start  # tracked up to here
-        self.inside = False
-        self.escaped = False  # inside, and the character at ``at`` is escaped
-        self.spans: list = []
-        self.next = start
-        self.danger = None  # the close's quiet search, when it can skip text (see scan)
-        self.form = None  # with it, the close's stdlib form, when it reads a bounded tail
-
-    def track(self, held, base, end):
-        """Read the body from ``at`` to ``end`` (``held`` starts at ``base``); returns
-        how many characters that was. A string is crossed quote by quote (str.find),
-        a quote's escape told by the backslashes before it, read from ``at`` on only."""
-        i = self.at - base
-        stop = end - base
-        count = stop - i
-        spans = self.spans
-        while i < stop:
-            if self.inside:
-                if self.escaped:
-                    self.escaped = False
-                    i += 1
-                    continue
-                j = held.find('"', i, stop)
-                while j >= 0:
-                    k = j - 1
-                    while k >= i and held[k] == "\\":
-                        k -= 1
-                    if (j - k) % 2:  # an even run of backslashes before it: it ends the string
-                        break
-                    j = held.find('"', j + 1, stop)
-                if j < 0:
-                    # Open to the end: escaped when it ends with an odd run of backslashes.
-                    k = stop - 1
-                    while k >= i and held[k] == "\\":
-                        k -= 1
-                    self.escaped = (stop - 1 - k) % 2 == 1
-                    break
-                spans[-1][1] = base + j
-                self.inside = False
-                i = j + 1
-            else:
-                j = held.find('"', i, stop)
-                if j < 0:
-                    break
-                spans.append([base + j, None])
-                self.inside = True
-                i = j + 1
-        self.at = end
-        return count
-
-    def outside_from(self, at):
-        """The first position from ``at`` that is outside every string, or None when
-        ``at`` is inside a string that is still open. Strings before it are forgotten."""
-        spans = self.spans
-        k = 0
-        while k < len(spans):
-            opening, closing = spans[k]
-            if at <= opening:
-                break
-            if closing is None:
-                del spans[:k]
-                return None
-            if at <= closing:
-                at = closing + 1
-            k += 1
-        if k:
-            del spans[:k]
-        return at
 ###}
