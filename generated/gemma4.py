@@ -2683,12 +2683,12 @@ class Region:
 
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
-        "recover", "outside_strings",
+        "recover", "outside_strings", "recover_to",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
-        recover=False, outside_strings=False,
+        recover=False, outside_strings=False, recover_to=None,
     ) -> None:
         self.name = name
         self.open = open
@@ -2702,6 +2702,7 @@ class Region:
         # body becomes implicit text; the close counts only outside the body's JSON strings.
         self.recover = recover
         self.outside_strings = outside_strings
+        self.recover_to = recover_to  # the field that keeps that body; None: the implicit one
 
 
 class RegionTable:
@@ -4485,9 +4486,10 @@ class ResponseStream(StreamMemo, WholePass):
             self.body.append("".join(tail))
             tail.clear()
         region = self.table.by_name[self.current]
-        if eos and region.recover and region.close is not None and region.recover != "json":
-            # Unfinished: never a value, however its text would parse. (A JSON body is
-            # parsed: cut, it does not parse, and is recovered as text below.)
+        if eos and region.recover is True and region.close is not None:
+            # Unfinished: never a value, however its text would parse. (A JSON body or a
+            # pythonic call list is parsed: cut, it does not parse, and is recovered as
+            # text below.)
             self.recovered("".join(self.body), _UNFINISHED, events)
             self.reset()
             return
@@ -4540,18 +4542,20 @@ class ResponseStream(StreamMemo, WholePass):
 
     def recovered(self, body, error, events):
         """A recovering region that failed (``error``) gives no value; its body, unless
-        only whitespace, is a stretch of the implicit field of its own."""
+        only whitespace, is a stretch of its own of the field that keeps it (the implicit
+        field unless the region names another)."""
         name = self.current
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": None, "error": error})
         if body.strip():
-            implicit = self.table.implicit
-            self.current, self.captures = implicit, {}
+            table = self.table
+            keeper = table.by_name[name].recover_to or table.implicit
+            self.current, self.captures = keeper, {}
             if events is not None:
-                events.append({"type": "region_open", "field": implicit})
+                events.append({"type": "region_open", "field": keeper})
                 events.append({
-                    "type": "region_chunk", "field": implicit, "text": body,
-                    "dirty": self.table.modes[implicit][1],
+                    "type": "region_chunk", "field": keeper, "text": body,
+                    "dirty": table.modes[keeper][1],
                 })
             self.close_with(body, events)
             self.current = name

@@ -190,7 +190,15 @@ def _robustness(f: Field) -> str:
         # the end of the output may close it; any other body could look complete when cut.
         json_body = f.content == "json" and not (
             isinstance(f.content_args, dict) and f.content_args.get("allow_non_json"))
-        out += ' recover="json",' if json_body else " recover=True,"
+        # So does a pythonic call list: a cut one leaves a bracket open and does not parse.
+        if json_body:
+            out += ' recover="json",'
+        elif f.content == "pythonic":
+            out += ' recover="pythonic",'
+        else:
+            out += " recover=True,"
+        if isinstance(f.recover, str):
+            out += f" recover_to={literal(f.recover)},"
         delimiter = _one_string_delimiter(f)
         if delimiter is not None:
             out += f" lenient={literal(delimiter)},"

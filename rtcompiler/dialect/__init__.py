@@ -1,8 +1,9 @@
 """Stage 1: the delimiter regex dialect -- syntax tree, parser, character sets.
 
 >>> from rtcompiler.dialect import parse_pattern
->>> parse_pattern("a|b").root
-Alternation(alternatives=(Chars(chars=CharSet(ranges=((97, 97),))), Chars(chars=CharSet(ranges=((98, 98),)))))
+>>> parse_pattern("a|b").root  # doctest: +NORMALIZE_WHITESPACE
+Alternation(alternatives=(Chars(chars=CharSet(ranges=((97, 97),))),
+                          Chars(chars=CharSet(ranges=((98, 98),)))))
 """
 
 from .ast import Pattern

@@ -78,7 +78,8 @@ def _with_reasoning_aliases(messages: list[dict]) -> list[dict]:
     out = []
     for message in messages:
         reasoning = next(
-            (message[k] for k in ("reasoning_content", "thinking", "reasoning") if message.get(k) is not None),
+            (message[k] for k in ("reasoning_content", "thinking", "reasoning")
+             if message.get(k) is not None),
             None,
         )
         if reasoning is not None:

@@ -18,7 +18,9 @@ _FRAGMENTS = ["<", ">", "</", "/>", "[", "]", "{", "}", '"', "'", "\\", "\n", "\
               "\u0301", "\u00a0", "null", "true", "1.5", "```"]
 
 
-def texts(reserved: tuple[str, ...], min_size: int = 0, max_size: int = 40) -> st.SearchStrategy[str]:
+def texts(
+    reserved: tuple[str, ...], min_size: int = 0, max_size: int = 40
+) -> st.SearchStrategy[str]:
     pieces = st.one_of(
         st.text(st.characters(exclude_categories=("Cs", "Cc"), include_characters="\n\t"),
                 min_size=1, max_size=8),
@@ -95,7 +97,8 @@ _CALL_IDS = {"alnum9": st.from_regex(r"[A-Za-z0-9]{9}", fullmatch=True)}
 
 @st.composite
 def tool_calls(draw: Any, tools: list[dict], reserved: tuple[str, ...], max_calls: int,
-               call_ids: str | None = None, null: bool = True, identifiers: bool = False) -> list[dict]:
+               call_ids: str | None = None, null: bool = True,
+               identifiers: bool = False) -> list[dict]:
     calls = []
     for _ in range(draw(st.integers(0, max_calls))):
         fn = draw(st.sampled_from(tools))["function"]

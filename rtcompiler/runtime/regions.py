@@ -52,12 +52,13 @@ class Region:
 
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
-        "recover", "outside_strings", "yields", "yield_join", "lenient",
+        "recover", "outside_strings", "recover_to", "yields", "yield_join", "lenient",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
-        recover=False, outside_strings=False, yields=(), yield_join="", lenient=None,
+        recover=False, outside_strings=False, recover_to=None, yields=(), yield_join="",
+        lenient=None,
     ) -> None:
         self.name = name
         self.open = open
@@ -71,6 +72,7 @@ class Region:
         # body becomes implicit text; the close counts only outside the body's JSON strings.
         self.recover = recover
         self.outside_strings = outside_strings
+        self.recover_to = recover_to  # the field that keeps that body; None: the implicit one
         # The yield extension: the fields whose regions may open inside this one, which
         # resumes after each; its pieces' values are joined with ``yield_join``.
         self.yields = yields

@@ -958,9 +958,10 @@ class ResponseStream(StreamMemo, WholePass):
             self.body.append("".join(tail))
             tail.clear()
         region = self.table.by_name[self.current]
-        if eos and region.recover and region.close is not None and region.recover != "json":
-            # Unfinished: never a value, however its text would parse. (A JSON body is
-            # parsed: cut, it does not parse, and is recovered as text below.)
+        if eos and region.recover is True and region.close is not None:
+            # Unfinished: never a value, however its text would parse. (A JSON body or a
+            # pythonic call list is parsed: cut, it does not parse, and is recovered as
+            # text below.)
             body = "".join(self.body)
             self.recovered(self.reopened(region, body) or body, _UNFINISHED, events)
             self.reset()
@@ -1070,23 +1071,25 @@ class ResponseStream(StreamMemo, WholePass):
 
     def recovered(self, body, error, events):
         """A recovering region that failed (``error``) gives no value; its body, unless
-        only whitespace, is a stretch of the implicit field of its own, or a piece of the
-        yielding region it opened in."""
+        only whitespace, is a stretch of its own of the field that keeps it (the implicit
+        field unless the region names another), or a piece of the yielding region it
+        opened in."""
         name = self.current
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": None, "error": error})
         if body.strip():
-            target = self.resume_to
-            if target is None:
-                target = self.table.implicit
+            table = self.table
+            keeper = self.resume_to
+            if keeper is None:
+                keeper = table.by_name[name].recover_to or table.implicit
             else:
                 self.resumed = True
-            self.current, self.captures = target, {}
+            self.current, self.captures = keeper, {}
             if events is not None:
-                events.append({"type": "region_open", "field": target})
+                events.append({"type": "region_open", "field": keeper})
                 events.append({
-                    "type": "region_chunk", "field": target, "text": body,
-                    "dirty": self.table.modes[target][1],
+                    "type": "region_chunk", "field": keeper, "text": body,
+                    "dirty": table.modes[keeper][1],
                 })
             try:
                 self.close_with(body, events)

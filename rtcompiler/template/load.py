@@ -201,13 +201,26 @@ def load_template(spec: Any) -> Template:
         )
 
     _check_yields(fields)
-    recovering = [f.name for f in fields if f.recover]
-    if recovering and not implicit:
-        raise TemplateError(
-            child_path(child_path("fields", recovering[0]), "recover"),
-            "a recovering field needs an implicit field (one without 'open') to keep a "
-            "failed region's text",
-        )
+    names = {f.name for f in fields}
+    for f in fields:
+        if not f.recover:
+            continue
+        where = child_path(child_path("fields", f.name), "recover")
+        if f.recover is True:
+            if not implicit:
+                raise TemplateError(
+                    where,
+                    "a recovering field needs an implicit field (one without 'open') to keep "
+                    "a failed region's text, or the name of the field that keeps it",
+                )
+        elif f.recover not in names:
+            raise TemplateError(where, f"no field named {f.recover!r} to keep the text")
+        elif f.recover == f.name:
+            raise TemplateError(where, "a field cannot keep its own failed region's text")
+        elif next(g for g in fields if g.name == f.recover).recover:
+            raise TemplateError(
+                where, f"{f.recover!r} recovers too: a failed region's text would have no "
+                "sure place to go")
 
     start_anchor = _load_delimiter("", spec, "start_anchor", "start_anchor_pattern", budget)
     if start_anchor is None:
@@ -417,7 +430,7 @@ def _check_yields(fields: tuple[Field, ...]) -> None:
 def _robustness(
     path: str, raw: dict[str, Any], extensions: tuple[str, ...], content: str,
     open_: Delimiter | None, close: Delimiter | None,
-) -> tuple[bool, bool]:
+) -> tuple[bool | str, bool]:
     """The field's robustness keys (docs/extensions.md), checked: each needs its
     extension declared, and a field it can work on."""
     found = []
@@ -435,8 +448,12 @@ def _robustness(
                 "(transformers will then refuse the template; see docs/extensions.md)",
             )
         value = raw[key]
+        if key == "recover" and isinstance(value, str) and value:
+            found.append(value)  # the field that keeps the text; checked once all are known
+            continue
         if not isinstance(value, bool):
-            raise TemplateError(where, f"must be true or false, got {_kind(value)}")
+            expected = "true, false or a field name" if key == "recover" else "true or false"
+            raise TemplateError(where, f"must be {expected}, got {_kind(value)}")
         found.append(value)
     recover, outside_strings = found
     if recover and open_ is None:

@@ -115,8 +115,9 @@ class Field:
     transform: Any = None
     transform_each: bool = False
     # Robustness extensions (docs/extensions.md): keep a failed or unfinished region's
-    # text as implicit text; count the close only outside the body's JSON strings.
-    recover: bool = False
+    # text as text of the implicit field (True) or of the field named; count the close
+    # only outside the body's JSON strings.
+    recover: bool | str = False
     close_outside_strings: bool = False
     # The yield extension: the fields whose regions may open inside this one's, and the
     # separator its pieces' values are joined with.

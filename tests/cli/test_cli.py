@@ -14,7 +14,8 @@ TEMPLATE = {
     "fields": {
         "reasoning_content": {"open": "<think>", "close": "</think>"},
         "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True,
-                       "content": "json", "transform": {"type": "function", "function": "{content}"}},
+                       "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
         "content": {"close": "<|im_end|>"},
     },
 }
@@ -37,8 +38,9 @@ def _check_compiled(path):
     namespace: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     message = namespace["parse_response"](OUTPUT, prefix="")
+    call = {"type": "function", "function": {"name": "f", "arguments": {}}}
     assert message == {"role": "assistant", "reasoning_content": "hm", "content": "Hello",
-                       "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {}}}]}
+                       "tool_calls": [call]}
 
 
 def test_compile_a_template_file(template_file, tmp_path):
@@ -52,7 +54,8 @@ def test_compile_a_template_file(template_file, tmp_path):
 def test_compile_a_tokenizer_config_and_a_model_folder(tmp_path):
     model = tmp_path / "model"
     model.mkdir()
-    (model / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 8, "response_template": TEMPLATE}))
+    config = {"model_max_length": 8, "response_template": TEMPLATE}
+    (model / "tokenizer_config.json").write_text(json.dumps(config))
     for source in (model / "tokenizer_config.json", model):
         out = tmp_path / "p.py"
         run = rtc("compile", str(source), "-o", str(out))
@@ -75,7 +78,8 @@ def test_emit_automaton_is_json_with_modes_and_delimiters(template_file):
     ({"start_anchor": "x", "fields": {"c": {"join": ","}}}, "fields.c"),
     ({"start_anchor": "x", "fields": {"c": {"open_pattern": "(?<=a)b"}}}, "fields.c.open_pattern"),
     # an rtcompiler extension used without being declared
-    ({"start_anchor": "x", "fields": {"c": {"content": "pythonic"}}}, "fields.c.content: 'pythonic'"),
+    ({"start_anchor": "x", "fields": {"c": {"content": "pythonic"}}},
+     "fields.c.content: 'pythonic'"),
 ])
 def test_invalid_template_is_one_line_and_exit_2(tmp_path, spec, where):
     path = tmp_path / "bad.json"
@@ -105,7 +109,8 @@ def test_parse_stream_prints_events_as_json_lines(template_file):
     assert run.returncode == 0, run.stderr
     lines = [json.loads(line) for line in run.stdout.splitlines()]
     assert lines[0] == {"type": "region_open", "field": "reasoning_content"}
-    assert lines[-1]["message"] == {"role": "assistant", "reasoning_content": "deep", "content": "Hi"}
+    assert lines[-1]["message"] == {
+        "role": "assistant", "reasoning_content": "deep", "content": "Hi"}
 
 
 def test_list_shows_every_bundled_grammar_and_its_extensions():
@@ -121,12 +126,14 @@ def test_list_shows_every_bundled_grammar_and_its_extensions():
     # Each grammar, and the strict form of each that opts in to a robustness extension.
     assert set(rows) == set(grammars.names()) | {f"{n}:strict" for n in robust}
     assert "NAME:strict" in note
-    assert rows["llama4_pythonic"].endswith("(extension: pythonic)")
     assert rows["glm45"].endswith("(extension: recover)")
     assert rows["deepseek_v32"].endswith("(extension: typed-values, recover)")
     assert rows["deepseek_v32:strict"].endswith("(extension: typed-values)")
-    # No implicit field, so nowhere to put a recovered call: strict only.
-    assert "extension" not in rows["command_r7b"] and "command_r7b:strict" not in rows
+    # No implicit field: a recovered call's text goes to the content field it names.
+    assert rows["command_r7b"].endswith("(extension: recover)")
+    assert "extension" not in rows["command_r7b:strict"]
+    assert rows["llama4_pythonic"].endswith("(extension: pythonic, recover)")
+    assert rows["llama4_pythonic:strict"].endswith("(extension: pythonic)")
     assert rows["qwen3"].endswith("(extension: recover)")
     assert rows["mistral"].endswith("(extension: recover, close-outside-strings)")
     assert rows["qwen3:strict"].split(None, 1)[1] == (

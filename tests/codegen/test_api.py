@@ -8,7 +8,8 @@ SPEC = {
     "start_anchor": "<|im_start|>assistant\n",
     "fields": {
         "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True,
-                       "content": "json", "transform": {"type": "function", "function": "{content}"}},
+                       "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
         "content": {"close": "<|im_end|>"},
     },
 }
@@ -42,4 +43,5 @@ def test_the_generated_module_converts_functions_itself():
 
 def test_compile_template_accepts_a_bundled_grammar_name():
     parser = compile_template("qwen3")
-    assert parser.parse_response("Hi<|im_end|>", prefix="<|im_start|>assistant\n")["content"] == "Hi"
+    message = parser.parse_response("Hi<|im_end|>", prefix="<|im_start|>assistant\n")
+    assert message["content"] == "Hi"

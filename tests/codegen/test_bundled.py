@@ -1,4 +1,5 @@
-"""generated/ holds exactly the compiled parsers of the bundled grammars, as the compiler makes them now."""
+"""generated/ holds exactly the compiled parsers of the bundled grammars, as the compiler
+makes them now."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from rtcompiler.codegen import bundled
 def test_generated_parsers_match_the_compiler():
     problems = bundled.stale()
     assert not problems, (
-        "generated/ is out of date; run `python -m rtcompiler.codegen.bundled`:\n" + "\n".join(problems)
+        "generated/ is out of date; run `python -m rtcompiler.codegen.bundled`:\n"
+        + "\n".join(problems)
     )
 
 

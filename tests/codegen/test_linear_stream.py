@@ -70,7 +70,8 @@ def _stream(spec, text):
     return parser._stream
 
 
-@pytest.mark.parametrize("spec, head, unit, tail", CASES, ids=["hermes-ws", "coder-ws", "harmony-header", "name-at-edge", "exponential"])
+@pytest.mark.parametrize("spec, head, unit, tail", CASES, ids=[
+    "hermes-ws", "coder-ws", "harmony-header", "name-at-edge", "exponential"])
 def test_work_grows_linearly_on_adversarial_inputs(spec, head, unit, tail):
     work = []
     for n in (2_000, 8_000, 32_000):

@@ -166,7 +166,8 @@ def test_hostile_strings_stay_data(payload, tmp_path, monkeypatch):
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     assert "__import__" not in names and "system" not in attrs
-    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    calls = {n.func.id for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     assert not calls & {"eval", "exec", "compile", "__import__", "open"}
     monkeypatch.chdir(tmp_path)
     module = load_parser(load_template(_hostile_template(payload)))

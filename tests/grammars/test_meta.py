@@ -84,7 +84,8 @@ def test_an_unknown_key_is_refused_naming_the_key_and_the_file(tmp_path):
 
 
 @pytest.mark.parametrize("change,message", [
-    (lambda m: m.update(name="qwen3"), "unknown key 'name'; known: ambiguities, export, families, "),
+    (lambda m: m.update(name="qwen3"),
+     "unknown key 'name'; known: ambiguities, export, families, "),
     (lambda m: m["ambiguities"][1].update(comment="x"), "ambiguities[1]: unknown key 'comment'"),
     (lambda m: m["normalise"].update(reasoning=True), "normalise.reasoning: True is not one of"),
     (lambda m: m["normalise"].update(end_of_turn="<|im_end|>"),

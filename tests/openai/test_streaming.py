@@ -175,13 +175,18 @@ def test_each_call_of_a_list_body_streams_under_its_own_index():
     body = ('[{"tool_call_id": "0", "tool_name": "a", "parameters": {"x": 1}}, '
             '{"tool_call_id": "1", "tool_name": "b", "parameters": {}}]')
     text = f"<|START_ACTION|>{body}<|END_ACTION|><|START_RESPONSE|>ok<|END_RESPONSE|>"
-    stream = stream_of("command_r7b", "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
-    steps, last = feed_chars(stream, text)
-    before = [d for s in steps[: text.index("<|END_ACTION|>")] for d in s]
-    assert arguments(before, 0) == '{"x": 1}' and arguments(before, 1) == "{}"
-    message = accumulate(stream.initial_deltas + [d for s in steps for d in s] + last)
-    assert [c["function"]["name"] for c in message["tool_calls"]] == ["a", "b"]
-    assert message["content"] == "ok"
+    # The robust form holds a call until its action closes, unless live_calls.
+    for options in ({}, {"live_calls": True}):
+        stream = stream_of("command_r7b", "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>", **options)
+        steps, last = feed_chars(stream, text)
+        before = [d for s in steps[: text.index("<|END_ACTION|>")] for d in s]
+        if options:
+            assert arguments(before, 0) == '{"x": 1}' and arguments(before, 1) == "{}"
+        else:
+            assert not any("tool_calls" in d for d in before)
+        message = accumulate(stream.initial_deltas + [d for s in steps for d in s] + last)
+        assert [c["function"]["name"] for c in message["tool_calls"]] == ["a", "b"]
+        assert message["content"] == "ok"
 
 
 def test_joined_text_fields_get_their_separator():

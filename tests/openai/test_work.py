@@ -214,7 +214,8 @@ def test_xml_arguments_of_a_megabyte_cost_the_same_per_token_throughout():
     assert tags.work <= 2 * len(text), (tags.work, len(text))
 
 
-@pytest.mark.parametrize("grammar, make", [("qwen3:strict", json_call), ("qwen3_coder:strict", xml_call)])
+@pytest.mark.parametrize(
+    "grammar, make", [("qwen3:strict", json_call), ("qwen3_coder:strict", xml_call)])
 def test_the_generated_modules_openai_stream_is_linear_too(grammar, make, tmp_path):
     source = generate_module(resolve_template(grammar), openai=True)
     path = tmp_path / f"{grammar}_openai.py"

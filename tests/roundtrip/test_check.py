@@ -13,7 +13,9 @@ from rtcompiler.template import load_template
 CHATML = (
     "{%- for m in messages -%}"
     "{{- '<|im_start|>' + m.role + '\\n' -}}"
-    "{%- if m.reasoning_content %}{{- '<think>\\n' + m.reasoning_content + '\\n</think>\\n\\n' -}}{%- endif -%}"
+    "{%- if m.reasoning_content %}"
+    "{{- '<think>\\n' + m.reasoning_content + '\\n</think>\\n\\n' -}}"
+    "{%- endif -%}"
     "{{- m.content + '<|im_end|>\\n' -}}"
     "{%- endfor -%}"
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"

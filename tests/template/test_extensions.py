@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from rtcompiler import compile_template
+from rtcompiler import compile_template, grammars
 from rtcompiler.template import TemplateError, load_template
 
 from .reference import reference_outcome
@@ -277,7 +277,8 @@ def test_a_robustness_key_needs_its_extension_declared(extension, key):
 
 
 @pytest.mark.parametrize("spec, path, words", [
-    (_robust(recover=1), "fields.tool_calls.recover", "true or false"),
+    (_robust(recover=1), "fields.tool_calls.recover", "true, false or a field name"),
+    (_robust(recover=""), "fields.tool_calls.recover", "true, false or a field name"),
     (_robust(close_outside_strings="yes"), "fields.tool_calls.close_outside_strings",
      "true or false"),
     (_robust(content="text"), "fields.tool_calls.close_outside_strings", "'json'"),
@@ -310,6 +311,30 @@ def test_recover_needs_an_implicit_field_and_an_explicit_one():
     with pytest.raises(TemplateError, match="implicit field cannot recover") as info:
         load_template(spec)
     assert info.value.path == "fields.content.recover"
+
+
+def test_recover_may_name_the_field_that_keeps_the_text():
+    spec = copy.deepcopy(ROBUST)
+    spec["fields"]["content"]["open"] = "<answer>"
+    with pytest.raises(TemplateError, match="needs an implicit field.*or the name of the field"):
+        load_template(spec)
+    spec["fields"]["tool_calls"]["recover"] = "content"
+    assert load_template(spec).field("tool_calls").recover == "content"
+    assert "recover_to='content'," in compile_template(spec).source
+    for keeper, words in [("answer", "no field named 'answer'"),
+                          ("tool_calls", "cannot keep its own")]:
+        spec["fields"]["tool_calls"]["recover"] = keeper
+        with pytest.raises(TemplateError, match=words) as info:
+            load_template(spec)
+        assert info.value.path == "fields.tool_calls.recover"
+    # A keeper that recovers too could fail in turn: refused.
+    spec["fields"]["tool_calls"]["recover"] = "content"
+    spec["fields"]["content"]["recover"] = "tool_calls"
+    with pytest.raises(TemplateError, match="'content' recovers too") as info:
+        load_template(spec)
+    assert info.value.path == "fields.tool_calls.recover"
+    # The strict form drops the key whatever its value.
+    assert "recover" not in grammars.strict_spec(spec)["fields"]["tool_calls"]
 
 
 @pytest.mark.parametrize("extensions", [["recover"], ["close-outside-strings"]])
