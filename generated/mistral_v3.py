@@ -4559,24 +4559,38 @@ class ResponseStream(StreamMemo, WholePass):
             events.append({"type": "region_close", "field": name, "value": value})
 
     def recovered(self, body, error, events):
-        """A recovering region that failed (``error``) gives no value; its body, unless
-        only whitespace, is a stretch of its own of the field that keeps it (the implicit
-        field unless the region names another)."""
+        """A recovering region that failed (``error``) gives no value; its body is text
+        of the field that keeps it (the implicit field unless the region names another):
+        cut where that field's close matches in it (a marker there is no text), each
+        piece not only whitespace a stretch of its own."""
         name = self.current
         if events is not None:
             events.append({"type": "region_close", "field": name, "value": None, "error": error})
-        if body.strip():
-            table = self.table
-            keeper = table.by_name[name].recover_to or table.implicit
-            self.current, self.captures = keeper, {}
+        if not body.strip():
+            return
+        table = self.table
+        keeper = table.by_name[name].recover_to or table.implicit
+        close = table.by_name[keeper].close
+        pieces = [body]
+        if close is not None:
+            pieces, at = [], 0
+            for m in close.regex.finditer(body):
+                start, end = m.span()
+                pieces.append(body[at:start])
+                at = end
+            pieces.append(body[at:])
+        self.current, self.captures = keeper, {}
+        dirty = table.modes[keeper][1]
+        for piece in pieces:
+            if not piece.strip():
+                continue
             if events is not None:
                 events.append({"type": "region_open", "field": keeper})
                 events.append({
-                    "type": "region_chunk", "field": keeper, "text": body,
-                    "dirty": table.modes[keeper][1],
+                    "type": "region_chunk", "field": keeper, "text": piece, "dirty": dirty,
                 })
-            self.close_with(body, events)
-            self.current = name
+            self.close_with(piece, events)
+        self.current = name
 
     def reset(self):
         table = self.table

@@ -12,11 +12,13 @@ parse time (see :func:`content_plan`) instead of refusing the template.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..automata import compile_tag_pattern
+from ..dialect import PatternError, ast, parse_pattern
 from ..dialect.charsets import derive
 from ..runtime import content as content_runtime
 from ..runtime.content import Finditer
@@ -84,12 +86,129 @@ def _error_plan(parser: str, error: str, message: object) -> ContentPlan:
     )
 
 
-def content_plan(content: str, content_args: Any) -> ContentPlan:
+def content_plan(content: str, content_args: Any, tags_only: bool = False) -> ContentPlan:
     """Specialise a field's parser ``content`` to ``content_args`` (as written in the
     template); see :func:`_plan`. Only here, on a field's own parser, does an
     xml-inline ``typed_values`` take effect (the template stage refuses it unless the
-    template declares the ``typed-values`` extension)."""
-    return _plan(content, content_args, field_level=True)
+    template declares the ``typed-values`` extension). ``tags_only`` is the field's
+    key of that name (``recover``): the xml-inline parser then refuses a body its tags
+    do not read whole."""
+    plan = _plan(content, content_args, field_level=True)
+    if tags_only and plan.parser == "xml-inline" and "merge_duplicates" in plan.args:
+        plan = replace(
+            plan, args={**plan.args, "tags_only": True, **_tags_only_args(plan.tag_pattern)},
+            sections=manifest.closure([*plan.sections, "xml_tags_only"]),
+        )
+    return plan
+
+
+def _tags_only_args(pattern: str | None) -> dict[str, Any]:
+    """What ``tags_only`` reads off the tag pattern: its leading literal and the closing
+    tags it writes (a stray one between tags is no text)."""
+    if pattern is None:
+        return {"tags_leads": [], "tags_closers": []}
+    return {"tags_leads": leading_literals(pattern), "tags_closers": closing_tags(pattern)}
+
+
+def closing_tags(pattern: str) -> list[str]:
+    """The closing tags (``</name>``) written literally in tag pattern ``pattern``."""
+    try:
+        root = parse_pattern(pattern, backreferences=True).root
+    except PatternError:
+        return []
+    runs: list[str] = []
+
+    def walk(node: ast.Node) -> None:
+        if isinstance(node, ast.Concat):
+            run: list[str] = []
+            for item in node.items:
+                char = _literal_char(item)
+                if char is not None:
+                    run.append(char)
+                    continue
+                runs.append("".join(run))
+                run = []
+                walk(item)
+            runs.append("".join(run))
+        elif isinstance(node, ast.Alternation):
+            for item in node.alternatives:
+                walk(item)
+        elif isinstance(node, (ast.Group, ast.Repeat)):
+            walk(node.item)
+        else:
+            char = _literal_char(node)
+            if char is not None:
+                runs.append(char)
+
+    walk(root)
+    found = {tag for run in runs for tag in re.findall(r"</[^<>]+>", run)}
+    return sorted(found)
+
+
+def _literal_char(node: ast.Node) -> str | None:
+    if isinstance(node, ast.Chars) and len(node.chars.ranges) == 1:
+        lo, hi = node.chars.ranges[0]
+        if lo == hi:
+            return chr(lo)
+    return None
+
+
+def with_tag_pattern(plan: ContentPlan, pattern: str) -> ContentPlan:
+    """``plan`` (a field's xml-inline plan) reading its tags with ``pattern`` instead."""
+    args = {**plan.args, "tag_pattern": pattern}
+    if args.get("tags_only"):
+        args.update(_tags_only_args(pattern))
+    return replace(plan, tag_pattern=pattern, args=args)
+
+
+def leading_literals(pattern: str, most: int = 8) -> list[str]:
+    """The literals one of which every match of tag pattern ``pattern`` begins with, as
+    far as the pattern begins with literal characters, optional ones (``<｜DSML｜ ?p``
+    gives ``<｜DSML｜p`` and ``<｜DSML｜ p``) and alternations of literals, keeping at
+    most ``most`` of them, none inside another ([] when there is no such literal, or
+    when the pattern is not in our dialect: compiling it reports that)."""
+    try:
+        root = parse_pattern(pattern, backreferences=True).root
+    except PatternError:
+        return []
+    leads, best = [""], [""]
+    for node in root.items if isinstance(root, ast.Concat) else (root,):
+        options = _literal_options(node)
+        if options is None or len(leads) * len(options) > most:
+            break
+        leads = sorted(set(lead + option for lead in leads for option in options))
+        if not any(a != b and a in b for a in leads for b in leads):
+            best = leads
+    return [] if best == [""] else best
+
+
+def _literal_options(node: ast.Node) -> list[str] | None:
+    """The texts ``node`` can match when it matches only literal texts, else None."""
+    char = _literal_char(node)
+    if char is not None:
+        return [char]
+    if isinstance(node, ast.Group):
+        return _literal_options(node.item)
+    if isinstance(node, ast.Concat):
+        out = [""]
+        for item in node.items:
+            options = _literal_options(item)
+            if options is None:
+                return None
+            out = [a + b for a in out for b in options]
+        return out
+    if isinstance(node, ast.Alternation):
+        out = []
+        for item in node.alternatives:
+            options = _literal_options(item)
+            if options is None:
+                return None
+            out += options
+        return out
+    if isinstance(node, ast.Repeat) and node.min == 0 and node.max == 1:
+        options = _literal_options(node.item)
+        return None if options is None else [*options, ""]
+    return None
 
 
 def _plan(content: str, content_args: Any, field_level: bool = False) -> ContentPlan:

@@ -30,13 +30,26 @@ def streamable(f: Field) -> bool:
 def field_function(name: str, index: int, f: Field, module: ModuleBuilder) -> str:
     """Source of ``name(body, captures)`` for field ``f``; the sections it uses go into
     ``module``."""
-    plan = content_plans.content_plan(f.content, f.content_args)
+    plan = content_plans.content_plan(f.content, f.content_args, f.tags_only)
     # The content parser's call, written out in the field's function (no function of
     # its own: one Python call less per region closed).
     _, content_call = _content_function(
         f"_content_{index}", plan, module, f"fields.{f.name}.content_args",
         define=False,
     )
+    if f.recover_tag_pattern is not None:
+        # A body the tags do not read whole is read again with the field's second
+        # pattern (slower, and only ever run on such a body) before it is given up.
+        retry = content_plans.with_tag_pattern(plan, f.recover_tag_pattern)
+        _, retry_call = _content_function(
+            f"_content_{index}_retry", retry, module, f"fields.{f.name}.content_args",
+            define=False, tag_where=f"fields.{f.name}.recover_tag_pattern",
+        )
+        module.functions.append(
+            f"def _content_{index}(body):\n    try:\n        return {content_call}\n"
+            f"    except ValueError:\n        return {retry_call}\n"
+        )
+        content_call = f"_content_{index}(body)"
     lines = [f"def {name}(body, captures):"]
     if f.transform is None:
         lines.append(f"    return {content_call}")
@@ -91,11 +104,12 @@ def _check_tag_pattern(pattern: str, where: str, budget: WorkBudget) -> None:
 
 def _content_function(
     name: str, plan: content_plans.ContentPlan, module: ModuleBuilder, where: str,
-    define: bool = True,
+    define: bool = True, tag_where: str | None = None,
 ) -> tuple[str, str]:
     """The call that parses ``body`` for ``plan``, an expression of ``body``, with the
     data it needs emitted; with ``define``, also a function ``name(body)`` making it
-    (what a nested value parser is passed as). Returns ``name`` and the call."""
+    (what a nested value parser is passed as). Returns ``name`` and the call.
+    ``tag_where`` names the tag pattern in errors (default: ``where``'s ``tag_pattern``)."""
     module.need(*plan.sections)
     if plan.function == "parse_text":
         # parse_text itself, written out: a text value costs no call.
@@ -113,7 +127,9 @@ def _content_function(
             if plan.function != "parse_kv_lines":
                 finditer = "None"
                 if plan.tag_pattern is not None:
-                    _check_tag_pattern(plan.tag_pattern, where + ".tag_pattern", module.budget)
+                    _check_tag_pattern(
+                        plan.tag_pattern, tag_where or where + ".tag_pattern", module.budget
+                    )
                     finditer = f"_TAGS[{module.tag(plan.tag_pattern)}].group_finditer"
                     module.need("chain")
                 call += f", {finditer}"

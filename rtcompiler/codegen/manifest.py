@@ -44,6 +44,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("content", "json", ("text",)),
     Section("content", "xml_inline"),
     Section("content", "xml_typed"),
+    Section("content", "xml_tags_only"),
     Section("content", "kv_lines", ("text",)),
     Section("content", "pythonic"),
     Section("transform", "transform"),

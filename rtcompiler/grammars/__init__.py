@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..template import Template, TemplateError, load_template, load_template_file
-from ..template.load import EXTENSIONS_KEY, ROBUSTNESS, child_path
+from ..template.load import EXTENSIONS_KEY, ROBUSTNESS, ROBUSTNESS_OPTIONS, child_path
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -77,7 +77,7 @@ def strict_spec(spec: Any) -> Any:
             del out[EXTENSIONS_KEY]
     fields = out.get("fields")
     if isinstance(fields, dict):
-        keys = set(ROBUSTNESS.values())
+        keys = {*ROBUSTNESS.values(), *ROBUSTNESS_OPTIONS}
         out["fields"] = {
             name: {k: v for k, v in field.items() if k not in keys}
             if isinstance(field, dict) else field

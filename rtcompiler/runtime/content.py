@@ -404,7 +404,8 @@ def parse_xml_inline(
 ) -> dict:
     """Flat XML-ish tags as a dict: one entry per match of the tag pattern.
 
-    ``args``: ``tag_pattern`` (for messages) and ``merge_duplicates`` (boolean).
+    ``args``: ``tag_pattern`` (for messages) and ``merge_duplicates`` (boolean); with
+    ``tags_only`` (the ``recover`` extension), ``tags_leads`` and ``tags_closers``.
     """
     if finditer is None:
         raise ValueError("xml-inline: 'tag_pattern' content_arg is required")
@@ -414,8 +415,16 @@ def parse_xml_inline(
             f"expected string or buffer (xml-inline: got {type(body).__name__} to parse)"
         )
     merge = args["merge_duplicates"]
+    tags_only = args.get("tags_only", False)
+    read = tags = 0  # with tags_only: where the tags read so far end, and how many
     out: dict = {}
     for m in finditer(body):
+        if tags_only:
+            start, end = m.span()
+            if start > read and not body[read:start].isspace():
+                _xml_untagged(body, read, start, args["tags_closers"])
+            read = end
+            tags += 1
         groups = m.groupdict()
         key = groups.get("key")
         if key is None:
@@ -435,7 +444,17 @@ def parse_xml_inline(
             # is extended in place, as the reference does.
             collected.append(value)
         else:
+            if tags_only and key in out:
+                _xml_twice(key)
             out[key] = value
+    if tags_only:
+        # The usual body passes at C speed: nothing after the last tag but one stray
+        # closing tag at most, and as many openings as tags read.
+        rest = body[read:].strip()
+        if (rest and rest not in args["tags_closers"]) or sum(
+            map(body.count, args["tags_leads"])
+        ) != tags:
+            _xml_tags_only_end(body, read, tags, args)
     return out
 
 
@@ -460,8 +479,16 @@ def parse_xml_typed(
     """
     merge = args["merge_duplicates"]
     typed_group = args["typed_group"]
+    tags_only = args.get("tags_only", False)
+    read = tags = 0  # with tags_only: where the tags read so far end, and how many
     out: dict = {}
     for m in finditer(body):
+        if tags_only:
+            start, end = m.span()
+            if start > read and not body[read:start].isspace():
+                _xml_untagged(body, read, start, args["tags_closers"])
+            read = end
+            tags += 1
         groups = m.groupdict()
         key = groups.get("key")
         if key is None:
@@ -478,8 +505,57 @@ def parse_xml_typed(
                 collected = out[key] = [collected]
             collected.append(value)
         else:
+            if tags_only and key in out:
+                _xml_twice(key)
             out[key] = value
+    if tags_only:
+        # The usual body passes at C speed: nothing after the last tag but one stray
+        # closing tag at most, and as many openings as tags read.
+        rest = body[read:].strip()
+        if (rest and rest not in args["tags_closers"]) or sum(
+            map(body.count, args["tags_leads"])
+        ) != tags:
+            _xml_tags_only_end(body, read, tags, args)
     return out
+
+
+###}
+
+
+###{standalone xml_tags_only
+# ``tags_only`` (the ``recover`` extension, docs/extensions.md): an xml-inline body that
+# its tags do not read whole is a failure, which the field then recovers from.
+def _xml_untagged(body: str, start: int, end: int, closers: list) -> None:
+    """Text no tag reads is a failure, unless it is only whitespace and stray
+    closing tags of the pattern's."""
+    text = body[start:end]
+    for closer in closers:
+        text = text.replace(closer, "")
+    if not text.strip():
+        return
+    text = body[start:end].strip()
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    raise ValueError(f"xml-inline: text outside the tags at {start}: {shown!r}")
+
+
+def _xml_tags_only_end(body: str, read: int, tags: int, args: dict) -> None:
+    """``tags_only``, once the tags are read: no text after the last, and no tag that
+    swallowed the opening (the pattern's leading literals) of another."""
+    if body[read:].strip():
+        _xml_untagged(body, read, len(body), args["tags_closers"])
+    leads = args["tags_leads"]
+    if leads:
+        opened = sum(body.count(lead) for lead in leads)
+        if opened != tags:
+            raise ValueError(
+                f"xml-inline: {opened} tags open ({' or '.join(map(repr, leads))}), "
+                f"{tags} read: a tag's text holds the opening of another"
+            )
+
+
+def _xml_twice(key: str) -> None:
+    """``tags_only``: a key given twice (without merge_duplicates) is ambiguous."""
+    raise ValueError(f"xml-inline: {key!r} given twice")
 
 
 ###}

@@ -84,7 +84,9 @@ FIELD_KEYS = frozenset(
         "transform_each",
     }
 )
-EXTENSION_FIELD_KEYS = frozenset(ROBUSTNESS.values())
+# A field key that a robustness extension adds besides its own (name -> extension).
+ROBUSTNESS_OPTIONS = {"tags_only": "recover", "recover_tag_pattern": "recover"}
+EXTENSION_FIELD_KEYS = frozenset({*ROBUSTNESS.values(), *ROBUSTNESS_OPTIONS})
 # What a close of a close_outside_strings field must never consume: it would end a string.
 _STRING_CHARACTERS = '"\\'
 CONTENT_PARSERS = ("bool", "float", "int", "json", "kv-lines", "text", "xml-inline")
@@ -344,6 +346,15 @@ def _load_field(
 
     recover, outside_strings = _robustness(path, raw, extensions, content, open_, close)
     yields, yield_join = _yield_to(path, raw, extensions, content, open_, close, repeats)
+    tags_only = _tags_only(path, raw, extensions, content, recover)
+    recover_tag_pattern = raw.get("recover_tag_pattern")
+    if recover_tag_pattern is not None and not (
+        tags_only and isinstance(recover_tag_pattern, str)
+    ):
+        raise TemplateError(
+            child_path(path, "recover_tag_pattern"),
+            "must be a tag pattern (a string), on a field with 'tags_only': true",
+        )
     return Field(
         name=name,
         open=open_,
@@ -360,6 +371,8 @@ def _load_field(
         close_outside_strings=outside_strings,
         yields=yields,
         yield_join=yield_join,
+        tags_only=tags_only,
+        recover_tag_pattern=recover_tag_pattern,
     )
 
 
@@ -425,6 +438,33 @@ def _check_yields(fields: tuple[Field, ...]) -> None:
                     f"{name!r} closes outside strings only; the close of the region it opens "
                     "in would not be",
                 )
+
+
+def _tags_only(
+    path: str, raw: dict[str, Any], extensions: tuple[str, ...], content: str, recover: bool
+) -> bool:
+    """``tags_only`` (docs/extensions.md, ``recover``): an xml-inline body read whole by
+    its tags, or a failure to recover from."""
+    if "tags_only" not in raw:
+        return False
+    where = child_path(path, "tags_only")
+    if "recover" not in extensions:
+        raise TemplateError(
+            where,
+            "'tags_only' is part of the rtcompiler extension 'recover': declare it with "
+            f'"{EXTENSIONS_KEY}": ["recover"] at the top of the template (transformers will '
+            "then refuse the template; see docs/extensions.md)",
+        )
+    value = raw["tags_only"]
+    if not isinstance(value, bool):
+        raise TemplateError(where, f"must be true or false, got {_kind(value)}")
+    if value and content != "xml-inline":
+        raise TemplateError(where, f"needs 'content': 'xml-inline', got {content!r}")
+    if value and not recover:
+        raise TemplateError(
+            where, "needs 'recover': true (a body the tags do not read whole is recovered)"
+        )
+    return value
 
 
 def _robustness(

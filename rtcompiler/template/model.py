@@ -123,6 +123,10 @@ class Field:
     # separator its pieces' values are joined with.
     yields: tuple[str, ...] = ()
     yield_join: str = ""
+    # ``recover``'s option for xml-inline: text the tags do not read is a failure.
+    tags_only: bool = False
+    # With it, the tag pattern that reads such a body again before it is given up.
+    recover_tag_pattern: str | None = None
 
     @property
     def is_implicit(self) -> bool:
