@@ -2756,12 +2756,14 @@ class Region:
 
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
-        "recover", "outside_strings", "recover_to", "repairs",
+        "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
+        "lenient",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
-        recover=False, outside_strings=False, recover_to=None, repairs=False,
+        recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
+        yield_join="", lenient=None,
     ) -> None:
         self.name = name
         self.open = open
@@ -2779,6 +2781,13 @@ class Region:
         # With recover, a JSON list of calls that fails is read leniently (see
         # ResponseStream.repaired).
         self.repairs = repairs
+        # The yield extension: the fields whose regions may open inside this one, which
+        # resumes after each; its pieces' values are joined with ``yield_join``.
+        self.yields = yields
+        self.yield_join = yield_join
+        # A recovering json field's one string delimiter: a body its parser refuses is
+        # read again leniently (see LenientReader), or None.
+        self.lenient = lenient
 
 
 class RegionTable:
@@ -2788,7 +2797,7 @@ class RegionTable:
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
         "anchor_literals", "required", "watches", "landmarks", "walks", "modes", "prompt_states",
         "context_free",
-        "transitions", "states", "string_modes",
+        "transitions", "states", "string_modes", "yielding",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -2820,12 +2829,29 @@ class RegionTable:
                 self.watches[r.name] = (
                     [("close", r, r.close, ("close", r.name))] if r.close is not None else []
                 )
+        # A region that yields (docs/extensions.md) watches its close, the opens of the
+        # fields it yields to, and the implicit field's close, which ends a piece of it.
+        self.yielding = {r.name: frozenset(r.yields) for r in regions if r.yields}
+        for name in self.yielding:
+            region = self.by_name[name]
+            self.watches[name] = self.watches[name] + [
+                entry for entry in watch
+                if entry[0] == "open" and entry[1].name in region.yields or entry[0] == "close"
+            ]
+            # A region opened in it closes at its own close or at the yielding region's,
+            # which then closes too: mode (field, yielding field).
+            for target in region.yields:
+                self.watches[target, name] = (
+                    self.watches[target] + [("close", region, region.close, ("close", name))]
+                )
         # Per mode, a stdlib pattern that finds, in a piece of text searched from
         # its start, everything that could leave a watched delimiter matched or
         # pending (see Prefilter.danger). A piece it does not match is all
         # region text. None when some watched delimiter has no such pattern.
         self.quiet: dict = {}
-        modes = [implicit] + [r.name for r in regions if r.open is not None]
+        modes = [implicit] + [r.name for r in regions if r.open is not None] + [
+            mode for mode in self.watches if type(mode) is tuple
+        ]
         for mode in modes:
             pres = [
                 delimiter.regex.prefilter for _, _, delimiter, _ in self.watch(mode)
@@ -2894,6 +2920,11 @@ class RegionTable:
         self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
         for mode in self.string_modes:
             self.walks.pop(mode, None)
+        # A region opened in a yielding one is not walked (its close goes back there); a
+        # yielding region is, up to a commit that yields (see WholePass.walk).
+        for mode in list(self.walks):
+            if type(mode) is tuple:
+                self.walks.pop(mode)
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
         # Per mode, whether no watched delimiter reads the character before where
@@ -2911,7 +2942,8 @@ class RegionTable:
         self.modes = {
             mode: (
                 self.quiet.get(mode),
-                mode is not None and not self.by_name[mode].streamable,
+                mode is not None
+                and not self.by_name[mode[0] if type(mode) is tuple else mode].streamable,
             )
             for mode in modes
         }
@@ -3212,7 +3244,10 @@ class WholePass:
         whole = self.whole
         held, base = self.held()
         table = self.table
-        if self.current in table.walks and self.walk(held, base, table.walks):
+        if (
+            self.current in table.walks and self.resume_to is None and not self.resumed
+            and self.walk(held, base, table.walks)
+        ):
             return
         watches = table.watches
         string_modes = table.string_modes
@@ -3224,7 +3259,9 @@ class WholePass:
                 if found is not None:
                     best_kind, best_region, best = found
             for kind, region, delimiter, watcher in (
-                () if self.current in string_modes else watches[self.current]
+                () if self.current in string_modes else watches[
+                    self.current if self.resume_to is None else (self.current, self.resume_to)
+                ]
             ):
                 cached = whole.get(watcher)
                 if (
@@ -3248,13 +3285,16 @@ class WholePass:
                     best, best_kind, best_region = m, kind, region
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
-            left = self.current in string_modes
+            left = self.current in string_modes or self.current in table.yielding
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
                 best.captured() if best_kind == "open" else None,
             ):
                 return
-            if left and self.current in table.walks and self.walk(held, base, table.walks):
+            if (
+                left and self.current in table.walks and self.resume_to is None
+                and not self.resumed and self.walk(held, base, table.walks)
+            ):
                 return  # back from a region that is not walked, to the walk
         self.end_whole(held, base)
 
@@ -3268,11 +3308,21 @@ class WholePass:
             self.opened = True
             self.tail.append(held[pos - base : start - base])
         self.pos = end
+        current = self.current
         if kind == "open":
             self.close_current(None)
+            if current in self.table.yielding:
+                self.resume_to = current  # it yields to the region: back to it after
             self.open_region(None, region, {} if captures is None else captures)
             return True
         had_content = self.opened
+        if region.name != current:
+            if self.resume_to is None:
+                # The implicit field's close ends a piece of a yielding region.
+                self.resume_to = current
+            else:
+                # The yielding region's close: the region opened in it closes, then it.
+                self.close_current(None)
         self.close_current(None)
         return had_content or start != end
 
@@ -3298,6 +3348,7 @@ class WholePass:
         lo = self.pos - base
         table = self.table
         implicit = table.implicit
+        yielding = table.yielding
         close_with = self.close_with
         # The stream's state, kept in locals while walking: the open region's name and
         # captures are written back before close_with (which reads them), all of it
@@ -3352,6 +3403,10 @@ class WholePass:
                     _form_captures(regex, matched) if kind == "open" and matched is not None
                     else None
                 )
+            if yielding and current in yielding and (kind == "open" or region.name != current):
+                # A commit that yields, or ends a piece: the loop makes it.
+                done = False
+                break
             # The commit: commit_whole, written out (a few calls less a landmark).
             had_content = opened
             if current is not None and (opened or start > pos):
@@ -3700,7 +3755,7 @@ class StreamMemo:
             len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
             or self.held_by is not None or self.known is not None
             or any(e["type"] == "region_close" for e in self.initial_events)
-            or self.strings is not None
+            or self.strings is not None or self.resume_to is not None or self.resumed
         ):
             return
         kept = tuple(getattr(self, name) for name in self._KEPT)
@@ -3753,7 +3808,7 @@ class StreamMemo:
         answer, token by token), replays each feed (see replay) with none of the
         searches.
         """
-        if end + len(text) - self.pos > _TRANSITION_HELD:
+        if end + len(text) - self.pos > _TRANSITION_HELD or self.resume_to is not None:
             return None
         self.examined += len(text)
         node = self.node
@@ -3769,6 +3824,9 @@ class StreamMemo:
         """The state with ``held`` unsent after ``before`` (the character before it),
         named by what it is."""
         self.examined += len(held)
+        if self.resume_to is not None or self.resumed:
+            # What a close does depends on the yielding region (docs/extensions.md) too.
+            return self.current, self.opened, held, before, self.resume_to, self.resumed
         if self.table.context_free[self.current]:
             return self.current, self.opened, held
         return self.current, self.opened, held, before
@@ -3858,7 +3916,7 @@ class ResponseStream(StreamMemo, WholePass):
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
-        "initial_events", "formed", "strings",
+        "initial_events", "formed", "strings", "resume_to", "resumed",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
@@ -3911,6 +3969,10 @@ class ResponseStream(StreamMemo, WholePass):
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
         self.formed = 0  # parse_whole: characters its successful stdlib matches went through
         self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
+        # The yield extension (docs/extensions.md): the yielding region to go back to when
+        # the open region closes, and whether the open region is such a region's next piece.
+        self.resume_to = None
+        self.resumed = False
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -4294,7 +4356,13 @@ class ResponseStream(StreamMemo, WholePass):
             if self.current in self.table.string_modes:
                 best, hold_start = self.scan_outside_strings(eos, events)
             else:
-                best, hold_start = self.scan(self.table.watch(self.current), eos)
+                best, hold_start = self.scan(
+                    self.table.watches[
+                        self.current if self.resume_to is None
+                        else (self.current, self.resume_to)
+                    ],
+                    eos,
+                )
             if best is not None:
                 kind, region, m = best
                 if m.start > self.pos:
@@ -4302,9 +4370,17 @@ class ResponseStream(StreamMemo, WholePass):
                 self.pos = m.end
                 if kind == "open":
                     captures = m.captured()
-                    if record is not None:
-                        record.append((True, region, m.start - start, m.end - start, captures))
-                    self.close_current(events)
+                    current = self.current
+                    if current in self.table.yielding:
+                        # A region the open one yields to: it resumes after it. A replay
+                        # would not know: nothing is remembered.
+                        record = self.node = None
+                        self.close_current(events)
+                        self.resume_to = current
+                    else:
+                        if record is not None:
+                            record.append((True, region, m.start - start, m.end - start, captures))
+                        self.close_current(events)
                     self.open_region(events, region, captures)
                     if region.outside_strings and record is not None:
                         # What a feed does in here depends on the body's strings too,
@@ -4315,6 +4391,14 @@ class ResponseStream(StreamMemo, WholePass):
                     if record is not None:
                         record.append((False, region, m.start - start, m.end - start, None))
                     had_content = self.opened
+                    if region.name != self.current:
+                        record = self.node = None
+                        if self.resume_to is None:
+                            # The implicit field's close in a yielding region ends a piece.
+                            self.resume_to = self.current
+                        else:
+                            # The yielding region's close, in a region opened in it: both close.
+                            self.close_current(events)
                     self.close_current(events)
                     if not had_content and m.start == m.end:
                         break  # a zero-width close of an empty region would fire forever
@@ -4475,7 +4559,11 @@ class ResponseStream(StreamMemo, WholePass):
         strings = self.strings
         if strings is None:
             strings = self.strings = JsonStrings(self.pos)
-        watch = self.table.watches[self.current]
+        # In a region opened inside a yielding one, the yielding region's close is
+        # watched too (and counts, as the region's own, only outside strings).
+        watch = self.table.watches[
+            self.current if self.resume_to is None else (self.current, self.resume_to)
+        ]
         self.held_by = None  # (set only by this scan's own searches, and cleared after)
         while True:
             held, base = self.held()
@@ -4714,6 +4802,8 @@ class ResponseStream(StreamMemo, WholePass):
 
     def open_region(self, events, region, captures):
         mode = self.current = region.name  # enter, written out (a call less per region)
+        if self.resume_to is not None:
+            mode = mode, self.resume_to  # opened in a yielding region (see RegionTable)
         self.danger, self.dirty = self.table.modes[mode]
         self.captures = captures
         self.body = []
@@ -4738,7 +4828,8 @@ class ResponseStream(StreamMemo, WholePass):
             # Unfinished: never a value, however its text would parse. (A JSON body or a
             # pythonic call list is parsed: cut, it does not parse, and is recovered as
             # text below.)
-            self.recovered("".join(self.body), _UNFINISHED, events)
+            body = "".join(self.body)
+            self.recovered(self.reopened(region, body) or body, _UNFINISHED, events)
             self.reset()
             return
         try:
@@ -4766,9 +4857,16 @@ class ResponseStream(StreamMemo, WholePass):
                 raise
             repaired = self.repaired(region, text, unfinished) if region.repairs else None
             if repaired is None:
-                self.recovered(text, str(error), events)
-                return
-            value, rest = repaired
+                value = self.reread(region, text)
+                if value is _FAILED:
+                    inner = self.reopened(region, text)
+                    if inner is not None:
+                        self.close_with(inner, events, unfinished)
+                    else:
+                        self.recovered(text, str(error), events)
+                    return
+            else:
+                value, rest = repaired
         name = self.current
         if region.join is not None:
             if not isinstance(value, str):
@@ -4787,6 +4885,13 @@ class ResponseStream(StreamMemo, WholePass):
                     f"{type(previous).__name__}, not a list"
                 )
             previous.append(value)
+        elif self.resumed:
+            # The next piece of a yielding region: its value joins the pieces before.
+            previous = self.output.get(name)
+            if not isinstance(previous, str) or not previous:
+                self.output[name] = value
+            elif value:
+                self.output[name] = previous + region.yield_join + value
         else:
             self.output[name] = value
         if events is not None:
@@ -4841,6 +4946,49 @@ class ResponseStream(StreamMemo, WholePass):
             return None
         return value, rest
 
+    def reread(self, region, text):
+        """The value of a failed recovering region whose body is near-JSON with one
+        string delimiter (Gemma 4's), read leniently (see LenientReader) and then
+        processed as the JSON it stands for; _FAILED when that fails too."""
+        delimiter = region.lenient
+        if delimiter is None:
+            return _FAILED
+        try:
+            dumped = _json.dumps(LenientReader(text, delimiter).read(), ensure_ascii=False)
+            if delimiter in dumped:
+                return _FAILED  # the field's parser would read it as a delimiter
+            value = region.process(dumped, self.captures)
+            if self.coerce is not None and type(value) is not str:
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return _FAILED
+        return value
+
+    def reopened(self, region, text):
+        """A failed recovering region's body after the opens it begins with (the model
+        wrote the open twice), or None when it begins with none; the last open's
+        captures are the region's. An open without a stdlib form is not looked for."""
+        delimiter = region.open
+        regex = delimiter.regex
+        form = regex.captures
+        at = 0
+        while True:
+            start = _SPACES.match(text, at).end()
+            if delimiter.fixed is not None:
+                end = next(
+                    (start + len(s) for s in delimiter.fixed if text.startswith(s, start)), -1
+                )
+            elif form is not None:
+                found = form.match(text, start)
+                end = -1 if found is None else found.end()
+                if end > start and regex.capture_names:
+                    self.captures = _form_captures(regex, found)
+            else:
+                end = -1
+            if end <= start:
+                return text[at:] if at else None
+            at = end
+
     def recovered(self, body, error, events):
         """A recovering region that failed (``error``) gives no value; its body is text
         of the field that keeps it (see as_text)."""
@@ -4859,7 +5007,9 @@ class ResponseStream(StreamMemo, WholePass):
         if not body.strip():
             return
         table = self.table
-        keeper = table.by_name[name].recover_to or table.implicit
+        keeper = self.resume_to
+        if keeper is None:
+            keeper = table.by_name[name].recover_to or table.implicit
         close = table.by_name[keeper].close
         pieces = [body]
         if close is not None:
@@ -4870,6 +5020,7 @@ class ResponseStream(StreamMemo, WholePass):
                 at = end
             pieces.append(body[at:])
         self.current, self.captures = keeper, {}
+        self.resumed = self.resume_to is not None  # a yielding region's pieces join
         dirty = table.modes[keeper][1]
         for piece in pieces:
             if not piece.strip():
@@ -4879,12 +5030,24 @@ class ResponseStream(StreamMemo, WholePass):
                 events.append({
                     "type": "region_chunk", "field": keeper, "text": piece, "dirty": dirty,
                 })
-            self.close_with(piece, events)
-        self.current = name
+            try:
+                self.close_with(piece, events)
+            except BaseException:
+                self.current, self.resumed = name, False
+                raise
+        self.current, self.resumed = name, False
 
     def reset(self):
         table = self.table
-        mode = self.current = table.implicit  # enter, written out (a call less per region)
+        mode = self.resume_to
+        if mode is None:
+            mode = self.current = table.implicit  # enter, written out (a call less per region)
+            self.resumed = False
+        else:
+            # Back to the yielding region the closed one opened in: its next piece.
+            self.current = mode
+            self.resume_to = None
+            self.resumed = True
         self.danger, self.dirty = table.modes[mode]
         self.captures = {}
         self.body = []
@@ -4895,6 +5058,8 @@ class ResponseStream(StreamMemo, WholePass):
 
 _UNFINISHED = "unfinished: the output ended inside the region"
 _json_raw = _json.JSONDecoder().raw_decode
+_SPACES = _re.compile(r"\s*")
+_FAILED = object()
 
 
 # A run of backslashes and the quote after it (see JsonStrings.escaped).

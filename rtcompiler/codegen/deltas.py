@@ -21,7 +21,8 @@ OPENAI_KEYS = ("content", "reasoning_content", "tool_calls")
 def openai_plan(template: Any) -> dict:
     """The stream plan of a template: which fields feed which delta key, and how.
 
-    ``content`` / ``reasoning_content``: ``{"field", "kind", "strip", "join"}``
+    ``content`` / ``reasoning_content``: ``{"field", "kind", "strip", "join"}`` (and
+    ``"pieces": True`` for a yielding field)
     where kind ``"text"`` streams region chunks, ``"value"`` sends the parsed
     value at close (when it is a string) and ``None`` sends nothing (a
     repeating field without ``join`` parses to a list). ``tool_calls``:
@@ -46,6 +47,11 @@ def openai_plan(template: Any) -> dict:
             strip = bool(content_plan(f.content, f.content_args).args.get("strip", True)) \
                 if kind == "text" else False
             plan[key] = {"field": f.name, "kind": kind, "strip": strip, "join": f.join}
+            if f.yields:
+                # A yielding field's pieces (docs/extensions.md, yield): the separator comes
+                # before a piece's text when text came before it.
+                plan[key]["join"] = f.yield_join
+                plan[key]["pieces"] = True
     return plan
 
 

@@ -55,6 +55,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("whole", "whole", ("engine",)),
     Section("memo", "memo", ("whole",)),
     Section("stream", "stream", ("regions", "whole", "memo")),
+    Section("stream", "lenient", ("stream",)),
     Section("json_tokens", "json_tokens"),
     Section("deltas", "deltas", ("stream", "tool_coercion", "json_tokens")),
 )

@@ -156,6 +156,8 @@ def _regex_tables(module: ModuleBuilder) -> str:
 def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
     process_name = f"_process_{index}"
     module.functions.append(field_function(process_name, index, f, module))
+    if f.recover and _one_string_delimiter(f) is not None:
+        module.need("lenient")  # the LenientReader its recovery reads a body with
 
     def delimiter(d) -> str:
         if d is None:
@@ -197,12 +199,33 @@ def _robustness(f: Field) -> str:
             out += " recover=True,"
         if isinstance(f.recover, str):
             out += f" recover_to={literal(f.recover)},"
+        delimiter = _one_string_delimiter(f)
+        if delimiter is not None:
+            out += f" lenient={literal(delimiter)},"
     if f.close_outside_strings:
         out += " outside_strings=True,"
     if f.recover and json_body and f.transform_each:
         # A JSON list of calls: a lone object or a cut array is read leniently.
         out += " repairs=True,"
+    if f.yields:
+        out += f" yields={literal(list(f.yields))}, yield_join={literal(f.yield_join)},"
     return out
+
+
+def _one_string_delimiter(f: Field) -> str | None:
+    """The string delimiter of a ``json`` field with exactly one, opening and closing
+    alike (Gemma 4's ``<|"|>``), else None."""
+    args = f.content_args
+    if f.content != "json" or not isinstance(args, dict):
+        return None
+    delims = args.get("string_delims")
+    if (
+        isinstance(delims, list) and len(delims) == 1 and isinstance(delims[0], list)
+        and len(delims[0]) == 2 and delims[0][0] == delims[0][1]
+        and isinstance(delims[0][0], str) and delims[0][0]
+    ):
+        return delims[0][0]
+    return None
 
 
 _TABLE_DOC = (

@@ -52,7 +52,7 @@ STRICT = "strict"
 FORMS = (STRICT,)
 # What ``rtc list`` says of them.
 FORMS_NOTE = ("Each grammar NAME is also NAME:strict: the reference's exact behaviour, "
-              "without the robustness extensions (recover, close-outside-strings) NAME "
+              "without the robustness extensions (recover, close-outside-strings, yield) NAME "
               "opts in to (docs/extensions.md).")
 
 

@@ -650,8 +650,11 @@ class DeltaStream:
 
     def _text(self, key, spec, state, text):
         if spec["join"] is not None and state["closed"] and not state["joined"]:
-            state["joined"] = True
-            text = spec["join"] + text
+            if text and spec.get("pieces") and not self.sent_text[key].text():
+                state["joined"] = True  # no text before this piece: no separator
+            elif text or not spec.get("pieces"):
+                state["joined"] = True
+                text = spec["join"] + text
         if text:
             self.sent_text[key].add(text)
             self.push({key: text})

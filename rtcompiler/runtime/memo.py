@@ -56,7 +56,7 @@ class StreamMemo:
             len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
             or self.held_by is not None or self.known is not None
             or any(e["type"] == "region_close" for e in self.initial_events)
-            or self.strings is not None
+            or self.strings is not None or self.resume_to is not None or self.resumed
         ):
             return
         kept = tuple(getattr(self, name) for name in self._KEPT)
@@ -109,7 +109,7 @@ class StreamMemo:
         answer, token by token), replays each feed (see replay) with none of the
         searches.
         """
-        if end + len(text) - self.pos > _TRANSITION_HELD:
+        if end + len(text) - self.pos > _TRANSITION_HELD or self.resume_to is not None:
             return None
         self.examined += len(text)
         node = self.node
@@ -125,6 +125,9 @@ class StreamMemo:
         """The state with ``held`` unsent after ``before`` (the character before it),
         named by what it is."""
         self.examined += len(held)
+        if self.resume_to is not None or self.resumed:
+            # What a close does depends on the yielding region (docs/extensions.md) too.
+            return self.current, self.opened, held, before, self.resume_to, self.resumed
         if self.table.context_free[self.current]:
             return self.current, self.opened, held
         return self.current, self.opened, held, before

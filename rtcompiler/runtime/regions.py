@@ -52,12 +52,14 @@ class Region:
 
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
-        "recover", "outside_strings", "recover_to", "repairs",
+        "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
+        "lenient",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
-        recover=False, outside_strings=False, recover_to=None, repairs=False,
+        recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
+        yield_join="", lenient=None,
     ) -> None:
         self.name = name
         self.open = open
@@ -75,6 +77,13 @@ class Region:
         # With recover, a JSON list of calls that fails is read leniently (see
         # ResponseStream.repaired).
         self.repairs = repairs
+        # The yield extension: the fields whose regions may open inside this one, which
+        # resumes after each; its pieces' values are joined with ``yield_join``.
+        self.yields = yields
+        self.yield_join = yield_join
+        # A recovering json field's one string delimiter: a body its parser refuses is
+        # read again leniently (see LenientReader), or None.
+        self.lenient = lenient
 
 
 class RegionTable:
@@ -84,7 +93,7 @@ class RegionTable:
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
         "anchor_literals", "required", "watches", "landmarks", "walks", "modes", "prompt_states",
         "context_free",
-        "transitions", "states", "string_modes",
+        "transitions", "states", "string_modes", "yielding",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -116,12 +125,29 @@ class RegionTable:
                 self.watches[r.name] = (
                     [("close", r, r.close, ("close", r.name))] if r.close is not None else []
                 )
+        # A region that yields (docs/extensions.md) watches its close, the opens of the
+        # fields it yields to, and the implicit field's close, which ends a piece of it.
+        self.yielding = {r.name: frozenset(r.yields) for r in regions if r.yields}
+        for name in self.yielding:
+            region = self.by_name[name]
+            self.watches[name] = self.watches[name] + [
+                entry for entry in watch
+                if entry[0] == "open" and entry[1].name in region.yields or entry[0] == "close"
+            ]
+            # A region opened in it closes at its own close or at the yielding region's,
+            # which then closes too: mode (field, yielding field).
+            for target in region.yields:
+                self.watches[target, name] = (
+                    self.watches[target] + [("close", region, region.close, ("close", name))]
+                )
         # Per mode, a stdlib pattern that finds, in a piece of text searched from
         # its start, everything that could leave a watched delimiter matched or
         # pending (see Prefilter.danger). A piece it does not match is all
         # region text. None when some watched delimiter has no such pattern.
         self.quiet: dict = {}
-        modes = [implicit] + [r.name for r in regions if r.open is not None]
+        modes = [implicit] + [r.name for r in regions if r.open is not None] + [
+            mode for mode in self.watches if type(mode) is tuple
+        ]
         for mode in modes:
             pres = [
                 delimiter.regex.prefilter for _, _, delimiter, _ in self.watch(mode)
@@ -190,6 +216,11 @@ class RegionTable:
         self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
         for mode in self.string_modes:
             self.walks.pop(mode, None)
+        # A region opened in a yielding one is not walked (its close goes back there); a
+        # yielding region is, up to a commit that yields (see WholePass.walk).
+        for mode in list(self.walks):
+            if type(mode) is tuple:
+                self.walks.pop(mode)
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
         # Per mode, whether no watched delimiter reads the character before where
@@ -207,7 +238,8 @@ class RegionTable:
         self.modes = {
             mode: (
                 self.quiet.get(mode),
-                mode is not None and not self.by_name[mode].streamable,
+                mode is not None
+                and not self.by_name[mode[0] if type(mode) is tuple else mode].streamable,
             )
             for mode in modes
         }

@@ -46,7 +46,15 @@ from __future__ import annotations
 from .engine import Match
 from .memo import _TRANSITION_HELD, StreamMemo
 from .regions import truncate_at_last_anchor
-from .whole import _FORM_HELD, _FORM_READ, _SLOW, WholePass, _form_match, _literal_at
+from .whole import (
+    _FORM_HELD,
+    _FORM_READ,
+    _SLOW,
+    WholePass,
+    _form_captures,
+    _form_match,
+    _literal_at,
+)
 
 # isort: split
 
@@ -77,7 +85,7 @@ class ResponseStream(StreamMemo, WholePass):
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
-        "initial_events", "formed", "strings",
+        "initial_events", "formed", "strings", "resume_to", "resumed",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
@@ -130,6 +138,10 @@ class ResponseStream(StreamMemo, WholePass):
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
         self.formed = 0  # parse_whole: characters its successful stdlib matches went through
         self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
+        # The yield extension (docs/extensions.md): the yielding region to go back to when
+        # the open region closes, and whether the open region is such a region's next piece.
+        self.resume_to = None
+        self.resumed = False
         self.enter(table.implicit)
         self.initial_events: list = []
         if prefix:
@@ -513,7 +525,13 @@ class ResponseStream(StreamMemo, WholePass):
             if self.current in self.table.string_modes:
                 best, hold_start = self.scan_outside_strings(eos, events)
             else:
-                best, hold_start = self.scan(self.table.watch(self.current), eos)
+                best, hold_start = self.scan(
+                    self.table.watches[
+                        self.current if self.resume_to is None
+                        else (self.current, self.resume_to)
+                    ],
+                    eos,
+                )
             if best is not None:
                 kind, region, m = best
                 if m.start > self.pos:
@@ -521,9 +539,17 @@ class ResponseStream(StreamMemo, WholePass):
                 self.pos = m.end
                 if kind == "open":
                     captures = m.captured()
-                    if record is not None:
-                        record.append((True, region, m.start - start, m.end - start, captures))
-                    self.close_current(events)
+                    current = self.current
+                    if current in self.table.yielding:
+                        # A region the open one yields to: it resumes after it. A replay
+                        # would not know: nothing is remembered.
+                        record = self.node = None
+                        self.close_current(events)
+                        self.resume_to = current
+                    else:
+                        if record is not None:
+                            record.append((True, region, m.start - start, m.end - start, captures))
+                        self.close_current(events)
                     self.open_region(events, region, captures)
                     if region.outside_strings and record is not None:
                         # What a feed does in here depends on the body's strings too,
@@ -534,6 +560,14 @@ class ResponseStream(StreamMemo, WholePass):
                     if record is not None:
                         record.append((False, region, m.start - start, m.end - start, None))
                     had_content = self.opened
+                    if region.name != self.current:
+                        record = self.node = None
+                        if self.resume_to is None:
+                            # The implicit field's close in a yielding region ends a piece.
+                            self.resume_to = self.current
+                        else:
+                            # The yielding region's close, in a region opened in it: both close.
+                            self.close_current(events)
                     self.close_current(events)
                     if not had_content and m.start == m.end:
                         break  # a zero-width close of an empty region would fire forever
@@ -694,7 +728,11 @@ class ResponseStream(StreamMemo, WholePass):
         strings = self.strings
         if strings is None:
             strings = self.strings = JsonStrings(self.pos)
-        watch = self.table.watches[self.current]
+        # In a region opened inside a yielding one, the yielding region's close is
+        # watched too (and counts, as the region's own, only outside strings).
+        watch = self.table.watches[
+            self.current if self.resume_to is None else (self.current, self.resume_to)
+        ]
         self.held_by = None  # (set only by this scan's own searches, and cleared after)
         while True:
             held, base = self.held()
@@ -933,6 +971,8 @@ class ResponseStream(StreamMemo, WholePass):
 
     def open_region(self, events, region, captures):
         mode = self.current = region.name  # enter, written out (a call less per region)
+        if self.resume_to is not None:
+            mode = mode, self.resume_to  # opened in a yielding region (see RegionTable)
         self.danger, self.dirty = self.table.modes[mode]
         self.captures = captures
         self.body = []
@@ -957,7 +997,8 @@ class ResponseStream(StreamMemo, WholePass):
             # Unfinished: never a value, however its text would parse. (A JSON body or a
             # pythonic call list is parsed: cut, it does not parse, and is recovered as
             # text below.)
-            self.recovered("".join(self.body), _UNFINISHED, events)
+            body = "".join(self.body)
+            self.recovered(self.reopened(region, body) or body, _UNFINISHED, events)
             self.reset()
             return
         try:
@@ -985,9 +1026,16 @@ class ResponseStream(StreamMemo, WholePass):
                 raise
             repaired = self.repaired(region, text, unfinished) if region.repairs else None
             if repaired is None:
-                self.recovered(text, str(error), events)
-                return
-            value, rest = repaired
+                value = self.reread(region, text)
+                if value is _FAILED:
+                    inner = self.reopened(region, text)
+                    if inner is not None:
+                        self.close_with(inner, events, unfinished)
+                    else:
+                        self.recovered(text, str(error), events)
+                    return
+            else:
+                value, rest = repaired
         name = self.current
         if region.join is not None:
             if not isinstance(value, str):
@@ -1006,6 +1054,13 @@ class ResponseStream(StreamMemo, WholePass):
                     f"{type(previous).__name__}, not a list"
                 )
             previous.append(value)
+        elif self.resumed:
+            # The next piece of a yielding region: its value joins the pieces before.
+            previous = self.output.get(name)
+            if not isinstance(previous, str) or not previous:
+                self.output[name] = value
+            elif value:
+                self.output[name] = previous + region.yield_join + value
         else:
             self.output[name] = value
         if events is not None:
@@ -1060,6 +1115,49 @@ class ResponseStream(StreamMemo, WholePass):
             return None
         return value, rest
 
+    def reread(self, region, text):
+        """The value of a failed recovering region whose body is near-JSON with one
+        string delimiter (Gemma 4's), read leniently (see LenientReader) and then
+        processed as the JSON it stands for; _FAILED when that fails too."""
+        delimiter = region.lenient
+        if delimiter is None:
+            return _FAILED
+        try:
+            dumped = _json.dumps(LenientReader(text, delimiter).read(), ensure_ascii=False)
+            if delimiter in dumped:
+                return _FAILED  # the field's parser would read it as a delimiter
+            value = region.process(dumped, self.captures)
+            if self.coerce is not None and type(value) is not str:
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return _FAILED
+        return value
+
+    def reopened(self, region, text):
+        """A failed recovering region's body after the opens it begins with (the model
+        wrote the open twice), or None when it begins with none; the last open's
+        captures are the region's. An open without a stdlib form is not looked for."""
+        delimiter = region.open
+        regex = delimiter.regex
+        form = regex.captures
+        at = 0
+        while True:
+            start = _SPACES.match(text, at).end()
+            if delimiter.fixed is not None:
+                end = next(
+                    (start + len(s) for s in delimiter.fixed if text.startswith(s, start)), -1
+                )
+            elif form is not None:
+                found = form.match(text, start)
+                end = -1 if found is None else found.end()
+                if end > start and regex.capture_names:
+                    self.captures = _form_captures(regex, found)
+            else:
+                end = -1
+            if end <= start:
+                return text[at:] if at else None
+            at = end
+
     def recovered(self, body, error, events):
         """A recovering region that failed (``error``) gives no value; its body is text
         of the field that keeps it (see as_text)."""
@@ -1078,7 +1176,9 @@ class ResponseStream(StreamMemo, WholePass):
         if not body.strip():
             return
         table = self.table
-        keeper = table.by_name[name].recover_to or table.implicit
+        keeper = self.resume_to
+        if keeper is None:
+            keeper = table.by_name[name].recover_to or table.implicit
         close = table.by_name[keeper].close
         pieces = [body]
         if close is not None:
@@ -1089,6 +1189,7 @@ class ResponseStream(StreamMemo, WholePass):
                 at = end
             pieces.append(body[at:])
         self.current, self.captures = keeper, {}
+        self.resumed = self.resume_to is not None  # a yielding region's pieces join
         dirty = table.modes[keeper][1]
         for piece in pieces:
             if not piece.strip():
@@ -1098,12 +1199,24 @@ class ResponseStream(StreamMemo, WholePass):
                 events.append({
                     "type": "region_chunk", "field": keeper, "text": piece, "dirty": dirty,
                 })
-            self.close_with(piece, events)
-        self.current = name
+            try:
+                self.close_with(piece, events)
+            except BaseException:
+                self.current, self.resumed = name, False
+                raise
+        self.current, self.resumed = name, False
 
     def reset(self):
         table = self.table
-        mode = self.current = table.implicit  # enter, written out (a call less per region)
+        mode = self.resume_to
+        if mode is None:
+            mode = self.current = table.implicit  # enter, written out (a call less per region)
+            self.resumed = False
+        else:
+            # Back to the yielding region the closed one opened in: its next piece.
+            self.current = mode
+            self.resume_to = None
+            self.resumed = True
         self.danger, self.dirty = table.modes[mode]
         self.captures = {}
         self.body = []
@@ -1114,6 +1227,8 @@ class ResponseStream(StreamMemo, WholePass):
 
 _UNFINISHED = "unfinished: the output ended inside the region"
 _json_raw = _json.JSONDecoder().raw_decode
+_SPACES = _re.compile(r"\s*")
+_FAILED = object()
 
 
 # A run of backslashes and the quote after it (see JsonStrings.escaped).
@@ -1215,4 +1330,153 @@ class JsonStrings:
             i = j + 1
             odd = False
             self.odd = False
+###}
+
+
+###{standalone lenient
+# A bare key, and a bare value (up to what ends one), of LenientReader.
+_BARE_KEY = _re.compile(r"[^\s:=,{}\[\]\"']+")
+_BARE_VALUE = _re.compile(r"[^,}\]]*")
+# What begins the next member of an object, after a comma.
+_NEXT_KEY = _re.compile(r",\s*[^\s:=,{}\[\]\"']+\s*[:=]")
+# Containers nested deeper than this are refused (the reader recurses).
+_LENIENT_DEPTH = 100
+
+
+class LenientReader:
+    """Near-JSON with one string delimiter (Gemma 4's ``<|"|>``), as models write it,
+    read into a value; ValueError when it is not. Tried only on a body the field's own
+    parser refused (docs/extensions.md, recover):
+
+    - strings between the delimiter, JSON's ``"..."`` (escapes and all) or ``'...'``;
+    - bare keys, and ``=`` as well as ``:`` between a key and its value;
+    - a bare value that a lone delimiter ends (``{query:Paris, France<|"|>}``): the text
+      up to it, when the delimiter is followed by what ends a value (``,``, ``}``, ``]``
+      or the end), is a string, unless it crosses what begins the next member (in an
+      object, a comma then a key and ``:`` or ``=``; elsewhere, a comma);
+    - any other bare value must be a JSON number, ``true``, ``false`` or ``null``.
+
+    Linear: each character is read once, and the next delimiter is looked for once
+    past each one found (``ahead``).
+    """
+
+    __slots__ = ("text", "delimiter", "at", "ahead", "searched")
+
+    def __init__(self, text, delimiter) -> None:
+        self.text = text
+        self.delimiter = delimiter
+        self.at = 0
+        self.ahead = -1  # where the next delimiter at or after ``at`` is (-2: none)
+        self.searched = 0  # characters the searches for it went through (for the tests)
+
+    def read(self):
+        value = self.value(0, False)
+        if self.skip() < len(self.text):
+            raise ValueError("lenient: text after the value")
+        return value
+
+    def skip(self):
+        self.at = _SPACES.match(self.text, self.at).end()
+        return self.at
+
+    def next_delimiter(self):
+        if self.ahead == -2 or self.at <= self.ahead:
+            return self.ahead
+        self.ahead = self.text.find(self.delimiter, self.at)
+        self.searched += (len(self.text) if self.ahead < 0 else self.ahead) - self.at
+        if self.ahead < 0:
+            self.ahead = -2
+        return self.ahead
+
+    def value(self, depth, in_object):
+        if depth > _LENIENT_DEPTH:
+            raise ValueError("lenient: nested too deeply")
+        text, at = self.text, self.skip()
+        if at >= len(text):
+            raise ValueError("lenient: a value is missing")
+        c = text[at]
+        if c == "{" or c == "[":
+            return self.container(c, depth)
+        string = self.string()
+        if string is not None:
+            return string
+        d = self.next_delimiter()
+        if d >= 0:
+            # A bare run up to a lone closing delimiter is a string. (The searches for a
+            # next member stop at the first comma that begins one, after this value.)
+            after = _SPACES.match(text, d + len(self.delimiter)).end()
+            if (after == len(text) or text[after] in ",}]") and (
+                _NEXT_KEY.search(text, at, d) is None if in_object
+                else text.find(",", at, d) < 0
+            ):
+                self.at = d + len(self.delimiter)
+                return text[at:d]
+        end = _BARE_VALUE.match(text, at).end()
+        self.at = end
+        token = text[at:end].strip()
+        if token in ("true", "false", "null") or token[:1] in "-0123456789" and token:
+            return _json.loads(token)
+        raise ValueError(f"lenient: a bare value {token!r}")
+
+    def string(self):
+        """A quoted or delimited string at ``at`` (its text), or None."""
+        text, at = self.text, self.at
+        if text.startswith(self.delimiter, at):
+            start = at + len(self.delimiter)
+            end = text.find(self.delimiter, start)
+            if end < 0:
+                raise ValueError("lenient: an unfinished string")
+            self.at = end + len(self.delimiter)
+            return text[start:end]
+        if text[at] == '"':
+            value, self.at = _json.decoder.scanstring(text, at + 1)
+            return value
+        if text[at] == "'":
+            out, i = [], at + 1
+            while True:
+                j = text.find("'", i)
+                if j < 0:
+                    raise ValueError("lenient: an unfinished string")
+                k = j
+                while k > i and text[k - 1] == "\\":
+                    k -= 1
+                if (j - k) % 2 == 0:
+                    out.append(text[i:j])
+                    self.at = j + 1
+                    return "".join(out).replace("\\'", "'")
+                out.append(text[i : j + 1])
+                i = j + 1
+        return None
+
+    def container(self, opening, depth):
+        text = self.text
+        self.at += 1
+        closing = "}" if opening == "{" else "]"
+        out = {} if opening == "{" else []
+        if self.skip() < len(text) and text[self.at] == closing:
+            self.at += 1
+            return out
+        while True:
+            if opening == "{":
+                self.skip()
+                key = self.string() if self.at < len(text) else None
+                if key is None:
+                    found = _BARE_KEY.match(text, self.at)
+                    if found is None:
+                        raise ValueError("lenient: a key is missing")
+                    key, self.at = found.group(), found.end()
+                if self.skip() >= len(text) or text[self.at] not in ":=":
+                    raise ValueError("lenient: ':' is missing after a key")
+                self.at += 1
+                out[key] = self.value(depth + 1, True)
+            else:
+                out.append(self.value(depth + 1, False))
+            if self.skip() >= len(text):
+                raise ValueError(f"lenient: {closing!r} is missing")
+            c = text[self.at]
+            self.at += 1
+            if c == closing:
+                return out
+            if c != ",":
+                raise ValueError(f"lenient: {c!r} where ',' or {closing!r} was expected")
 ###}

@@ -132,7 +132,10 @@ class WholePass:
         whole = self.whole
         held, base = self.held()
         table = self.table
-        if self.current in table.walks and self.walk(held, base, table.walks):
+        if (
+            self.current in table.walks and self.resume_to is None and not self.resumed
+            and self.walk(held, base, table.walks)
+        ):
             return
         watches = table.watches
         string_modes = table.string_modes
@@ -144,7 +147,9 @@ class WholePass:
                 if found is not None:
                     best_kind, best_region, best = found
             for kind, region, delimiter, watcher in (
-                () if self.current in string_modes else watches[self.current]
+                () if self.current in string_modes else watches[
+                    self.current if self.resume_to is None else (self.current, self.resume_to)
+                ]
             ):
                 cached = whole.get(watcher)
                 if (
@@ -168,13 +173,16 @@ class WholePass:
                     best, best_kind, best_region = m, kind, region
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
-            left = self.current in string_modes
+            left = self.current in string_modes or self.current in table.yielding
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
                 best.captured() if best_kind == "open" else None,
             ):
                 return
-            if left and self.current in table.walks and self.walk(held, base, table.walks):
+            if (
+                left and self.current in table.walks and self.resume_to is None
+                and not self.resumed and self.walk(held, base, table.walks)
+            ):
                 return  # back from a region that is not walked, to the walk
         self.end_whole(held, base)
 
@@ -188,11 +196,21 @@ class WholePass:
             self.opened = True
             self.tail.append(held[pos - base : start - base])
         self.pos = end
+        current = self.current
         if kind == "open":
             self.close_current(None)
+            if current in self.table.yielding:
+                self.resume_to = current  # it yields to the region: back to it after
             self.open_region(None, region, {} if captures is None else captures)
             return True
         had_content = self.opened
+        if region.name != current:
+            if self.resume_to is None:
+                # The implicit field's close ends a piece of a yielding region.
+                self.resume_to = current
+            else:
+                # The yielding region's close: the region opened in it closes, then it.
+                self.close_current(None)
         self.close_current(None)
         return had_content or start != end
 
@@ -218,6 +236,7 @@ class WholePass:
         lo = self.pos - base
         table = self.table
         implicit = table.implicit
+        yielding = table.yielding
         close_with = self.close_with
         # The stream's state, kept in locals while walking: the open region's name and
         # captures are written back before close_with (which reads them), all of it
@@ -272,6 +291,10 @@ class WholePass:
                     _form_captures(regex, matched) if kind == "open" and matched is not None
                     else None
                 )
+            if yielding and current in yielding and (kind == "open" or region.name != current):
+                # A commit that yields, or ends a piece: the loop makes it.
+                done = False
+                break
             # The commit: commit_whole, written out (a few calls less a landmark).
             had_content = opened
             if current is not None and (opened or start > pos):

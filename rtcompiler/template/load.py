@@ -63,7 +63,11 @@ EXTENSION_PARSERS = {"pythonic": "pythonic"}
 EXTENSION_CONTENT_ARGS = {"typed-values": ("xml-inline", "typed_values")}
 # Robustness extensions (docs/extensions.md): name -> the field key it enables. A bundled
 # grammar's strict form is its template without them.
-ROBUSTNESS = {"recover": "recover", "close-outside-strings": "close_outside_strings"}
+ROBUSTNESS = {
+    "recover": "recover", "close-outside-strings": "close_outside_strings", "yield": "yield_to",
+}
+# Those of them whose key is true or false.
+_BOOLEAN_ROBUSTNESS = ("recover", "close-outside-strings")
 EXTENSIONS = sorted({*EXTENSION_PARSERS, *EXTENSION_CONTENT_ARGS, *ROBUSTNESS})
 FIELD_KEYS = frozenset(
     {
@@ -198,6 +202,7 @@ def load_template(spec: Any) -> Template:
             f"outside every other region); found {len(implicit)}: {_quoted(implicit)}",
         )
 
+    _check_yields(fields)
     names = {f.name for f in fields}
     for f in fields:
         if not f.recover:
@@ -340,6 +345,7 @@ def _load_field(
         _forbid_unused_captures(path, raw, open_, close)
 
     recover, outside_strings = _robustness(path, raw, extensions, content, open_, close)
+    yields, yield_join = _yield_to(path, raw, extensions, content, open_, close, repeats)
     tags_only = _tags_only(path, raw, extensions, content, recover)
     recover_tag_pattern = raw.get("recover_tag_pattern")
     if recover_tag_pattern is not None and not (
@@ -363,9 +369,69 @@ def _load_field(
         transform_each=transform_each,
         recover=recover,
         close_outside_strings=outside_strings,
+        yields=yields,
+        yield_join=yield_join,
         tags_only=tags_only,
         recover_tag_pattern=recover_tag_pattern,
     )
+
+
+def _yield_to(
+    path: str, raw: dict[str, Any], extensions: tuple[str, ...], content: str,
+    open_: Delimiter | None, close: Delimiter | None, repeats: Any,
+) -> tuple[tuple[str, ...], str]:
+    """The field's ``yield_to`` (docs/extensions.md), checked on the field alone: the
+    names it gives are checked against the other fields by ``_check_yields``."""
+    if "yield_to" not in raw:
+        return (), ""
+    where = child_path(path, "yield_to")
+    if "yield" not in extensions:
+        raise TemplateError(
+            where,
+            "'yield_to' is an rtcompiler extension: declare it with "
+            f'"{EXTENSIONS_KEY}": ["yield"] at the top of the template '
+            "(transformers will then refuse the template; see docs/extensions.md)",
+        )
+    value = raw["yield_to"]
+    if not isinstance(value, dict) or set(value) != {"fields", "join"}:
+        raise TemplateError(
+            where, 'must be an object with exactly "fields" (a list of names) and "join"'
+        )
+    names, join = value["fields"], value["join"]
+    if (
+        not isinstance(names, list) or not names
+        or not all(isinstance(n, str) for n in names)
+    ):
+        raise TemplateError(
+            child_path(where, "fields"), "must be a non-empty list of field names"
+        )
+    if not isinstance(join, str):
+        raise TemplateError(child_path(where, "join"), f"must be a string, got {_kind(join)}")
+    if open_ is None or close is None:
+        raise TemplateError(where, "needs a field with an open and a close: a region to yield from")
+    if content != "text" or repeats:
+        raise TemplateError(
+            where, "needs a 'text' field without 'repeats': its pieces join into one string"
+        )
+    return tuple(dict.fromkeys(names)), join
+
+
+def _check_yields(fields: tuple[Field, ...]) -> None:
+    """Each field a ``yield_to`` names is another explicit field, which yields to none."""
+    by_name = {f.name: f for f in fields}
+    for f in fields:
+        for k, name in enumerate(f.yields):
+            where = child_path(child_path(child_path(child_path("fields", f.name), "yield_to"),
+                                          "fields"), k)
+            other = by_name.get(name)
+            if other is None:
+                raise TemplateError(where, f"no field {name!r}")
+            if other is f or other.open is None:
+                raise TemplateError(
+                    where, f"{name!r} cannot be yielded to: it must be another field with an open"
+                )
+            if other.yields:
+                raise TemplateError(where, f"{name!r} yields itself: regions nest one deep")
 
 
 def _tags_only(
@@ -402,7 +468,8 @@ def _robustness(
     """The field's robustness keys (docs/extensions.md), checked: each needs its
     extension declared, and a field it can work on."""
     found = []
-    for extension, key in ROBUSTNESS.items():
+    for extension in _BOOLEAN_ROBUSTNESS:
+        key = ROBUSTNESS[extension]
         if key not in raw:
             found.append(False)
             continue

@@ -119,6 +119,10 @@ class Field:
     # only outside the body's JSON strings.
     recover: bool | str = False
     close_outside_strings: bool = False
+    # The yield extension: the fields whose regions may open inside this one's, and the
+    # separator its pieces' values are joined with.
+    yields: tuple[str, ...] = ()
+    yield_join: str = ""
     # ``recover``'s option for xml-inline: text the tags do not read is a failure.
     tags_only: bool = False
     # With it, the tag pattern that reads such a body again before it is given up.

@@ -127,14 +127,15 @@ def test_list_shows_every_bundled_grammar_and_its_extensions():
     assert set(rows) == set(grammars.names()) | {f"{n}:strict" for n in robust}
     assert "NAME:strict" in note
     assert rows["glm45"].endswith("(extension: recover)")
-    assert rows["deepseek_v32"].endswith("(extension: typed-values, recover)")
+    assert rows["deepseek_v32"].endswith("(extension: typed-values, recover, yield)")
     assert rows["deepseek_v32:strict"].endswith("(extension: typed-values)")
     # No implicit field: a recovered call's text goes to the content field it names.
-    assert rows["command_r7b"].endswith("(extension: recover)")
+    assert rows["command_r7b"].endswith(
+        "(extension: recover, close-outside-strings, yield)")
     assert "extension" not in rows["command_r7b:strict"]
     assert rows["llama4_pythonic"].endswith("(extension: pythonic, recover)")
     assert rows["llama4_pythonic:strict"].endswith("(extension: pythonic)")
-    assert rows["qwen3"].endswith("(extension: recover)")
+    assert rows["qwen3"].endswith("(extension: recover, close-outside-strings, yield)")
     assert rows["mistral"].endswith("(extension: recover, close-outside-strings)")
     assert rows["qwen3:strict"].split(None, 1)[1] == (
         "strict form of qwen3: the reference's behaviour")

@@ -89,3 +89,20 @@ def test_a_strict_grammar_streams_calls_live_as_before():
     for ch in output:
         deltas += stream.feed(ch)
     assert tool_deltas(deltas)[0]["function"]["name"] == "g"
+
+
+@pytest.mark.parametrize("output, reasoning", [
+    ('<think>I will call <tool_call>\n{"name": "g", "arguments": {"x": 1}}\n</tool_call> '
+     "then answer.</think>Done.<|im_end|>", "I will call\n\nthen answer."),
+    ('<think><tool_call>\n{"name": "g", "arguments": {"x": 1}}\n</tool_call> then.</think>'
+     "Done.<|im_end|>", "then."),
+])
+def test_a_call_inside_the_reasoning_streams_as_the_message_reads(output, reasoning):
+    # qwen3 yields its reasoning to calls (docs/extensions.md, yield): the deltas a client
+    # accumulates give the message's reasoning, separator included, and the call.
+    stream, deltas = stream_of(output)
+    assert "".join(d.get("reasoning_content", "") for d in deltas) == reasoning
+    assert stream.message["reasoning_content"] == reasoning
+    choice = client_view(stream, deltas)
+    assert [c.function.name for c in choice.message.tool_calls] == ["g"]
+    assert choice.message.content == "Done."

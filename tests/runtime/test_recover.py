@@ -150,6 +150,87 @@ def test_a_close_inside_a_string_that_never_ends_counts():
         "content": "a\n\nc", "tool_calls": [call("f", s="x</tool_call>b")]})
 
 
+def test_a_doubled_open_is_dropped_and_the_call_parsed():
+    body = '{"name": "f", "arguments": {"x": 1}}'
+    for opens in ("<tool_call>\n<tool_call>", "<tool_call><tool_call> <tool_call>"):
+        assert_everywhere(MODULE, f"a{opens}{body}</tool_call>b", {
+            "content": "a\n\nb", "tool_calls": [call("f", x=1)]})
+    # Still broken, or cut: its text is kept without the stray open.
+    assert_everywhere(MODULE, "a<tool_call>\n<tool_call>{bad</tool_call>b", {
+        "content": "a\n\n{bad\n\nb"})
+    assert_everywhere(MODULE, '<tool_call><tool_call>{"name": "f", "argu', {
+        "content": '{"name": "f", "argu'})
+
+
+def test_a_doubled_open_gives_its_own_captures():
+    spec = {
+        "extensions": ["recover"], "start_anchor": "<s>",
+        "fields": {
+            "tool_calls": {"open_pattern": r"<call:(?P<name>\w+)>", "close": "</call>",
+                           "content": "json", "repeats": True, "recover": True,
+                           "transform": {"name": "{name}", "arguments": "{content}"}},
+            "content": {},
+        },
+    }
+    module = load_parser(load_template(spec))
+    assert_everywhere(module, '<call:f> <call:g>{"x": 1}</call>', {
+        "tool_calls": [{"name": "g", "arguments": {"x": 1}}]})
+
+
+GEMMA = {
+    "extensions": ["recover"], "start_anchor": "<s>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"<\|tool_call>call:(?P<name>[^{<]+)", "close": "<tool_call|>",
+            "content": "json", "repeats": True, "recover": True,
+            "content_args": {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]},
+            "transform": {"type": "function", "function": {"name": "{name}",
+                                                           "arguments": "{content}"}},
+        },
+        "content": {"close": "<turn|>"},
+    },
+}
+Q = '<|"|>'
+
+
+@pytest.mark.parametrize("body, arguments", [
+    ("{query:weather in Tokyo" + Q + "}", {"query": "weather in Tokyo"}),
+    ("{query:Paris, France" + Q + ",limit:5}", {"query": "Paris, France", "limit": 5}),
+    ("{paths:[a/b.png" + Q + "]}", {"paths": ["a/b.png"]}),
+    ("{code:" + Q + "x = 1" + Q + ',refs=["r\\"1"],alt:[\'it\\\'s\'],n:-2.5,ok:true}',
+     {"code": "x = 1", "refs": ['r"1'], "alt": ["it's"], "n": -2.5, "ok": True}),
+    ("{a:1,b=" + Q + "x" + Q + ",c:{}}", {"a": 1, "b": "x", "c": {}}),
+    ("{a:[1,2" + Q + "],b:c,d" + Q + "}", {"a": [1, "2"], "b": "c,d"}),
+])
+def test_gemmas_near_json_is_read_leniently_where_its_parser_fails(body, arguments):
+    module = load_parser(load_template(GEMMA))
+    text = f"<|tool_call>call:f{body}<tool_call|>"
+    assert_everywhere(module, text, {"tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": arguments}}]})
+    # The strict form refuses each of them, as the reference does.
+    assert whole(load_parser(load_template(grammars.strict_spec(GEMMA))), text) is ValueError
+
+
+@pytest.mark.parametrize("body", [
+    "{query:weather}",  # a bare word is no value
+    "{query:" + Q + "open}",  # an unfinished string
+    "{a:1 b:2}", "{a:1", "{a:[1,]}", "{:1}",
+])
+def test_what_the_lenient_reading_cannot_read_is_kept_as_text(body):
+    module = load_parser(load_template(GEMMA))
+    assert_everywhere(module, f"<|tool_call>call:f{body}<tool_call|>", {"content": body})
+
+
+def test_the_lenient_reading_is_linear():
+    from rtcompiler.runtime.stream import LenientReader
+
+    for n in (1_000, 10_000):
+        text = "[" + "1," * n + "x" + Q + "]"
+        reader = LenientReader(text, Q)
+        assert reader.read() == [1] * n + ["x"]
+        assert reader.searched <= len(text), (n, reader.searched)
+
+
 def test_events_of_a_failed_region():
     text = "a<tool_call>{bad</tool_call>b<tool_call>{"
     _, events = run(MODULE, text, list(text))
@@ -533,6 +614,7 @@ def messy(draw: Any, spec: dict) -> str:
     for f in plain["fields"].values():
         f.pop("recover", None)
         f.pop("close_outside_strings", None)
+        f.pop("yield_to", None)
     text = draw(outputs(plain))
     markers = [s for f in spec["fields"].values() for key in ("open", "close")
                for s in ([f[key]] if isinstance(f.get(key), str) else f.get(key) or [])]
