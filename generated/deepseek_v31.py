@@ -3304,7 +3304,6 @@ class WholePass:
         or after the failed stdlib matches ``complete`` allows.
         """
         lo = self.pos - base
-        self.examined += len(held) - lo
         table = self.table
         implicit = table.implicit
         yielding = table.yielding
@@ -3394,6 +3393,11 @@ class WholePass:
             if by_literal is None:
                 done = False
                 break
+        else:
+            found = None
+        # The search for landmarks read up to where the walk stopped, or to the end: a
+        # walk left at a region that is not walked is entered again after it.
+        self.examined += (len(held) if found is None else found.end()) - lo
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
         self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]
@@ -6426,7 +6430,25 @@ _REGEX_DATA = [
                 [[0, 0], None],
             ],
         },
-        'prefilter': None,
+        'prefilter': {
+            'literals': ['<｜tool▁calls▁end｜>', '<｜tool▁call▁end｜>'],
+            'lead': 0,
+            'lead_ranges': [
+                [9, 13],
+                [32, 32],
+                [133, 133],
+                [160, 160],
+                [5760, 5760],
+                [8192, 8202],
+                [8232, 8233],
+                [8239, 8239],
+                [8287, 8287],
+                [12288, 12288],
+            ],
+            'lead_is_loop': True,
+            'bare': False,
+            'exact': False,
+        },
         'captures': None,
     },
     # 5: '<｜tool▁calls▁begin｜>|<｜end▁of▁sentence｜>|<｜tool▁call▁begin｜>|<｜tool▁calls▁end｜>|<｜tool▁call▁end｜>|<｜tool▁sep｜>'

@@ -3315,7 +3315,6 @@ class WholePass:
         or after the failed stdlib matches ``complete`` allows.
         """
         lo = self.pos - base
-        self.examined += len(held) - lo
         table = self.table
         implicit = table.implicit
         yielding = table.yielding
@@ -3405,6 +3404,11 @@ class WholePass:
             if by_literal is None:
                 done = False
                 break
+        else:
+            found = None
+        # The search for landmarks read up to where the walk stopped, or to the end: a
+        # walk left at a region that is not walked is entered again after it.
+        self.examined += (len(held) if found is None else found.end()) - lo
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
         self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]

@@ -15,7 +15,9 @@ The facts come from the syntax tree, so they hold for every text:
   (the lead is ``\\s*``-like and unbounded);
 - ``exact``: the pattern matches its literals and nothing else.
 
-Patterns this cannot describe (lookaheads before the literal, no mandatory
+A positive lookahead of plain strings counts as its strings: a match begins
+where one of them does, after the lead, though it may not consume it.
+Patterns this cannot describe (other lookaheads before the literal, no mandatory
 literal, nested loops in front of it) get no prefilter and are stepped
 character by character, as before.
 """
@@ -126,6 +128,16 @@ def _in_sequence(items) -> list | None:
     chars = CharSet(())  # every character they can consume, when each is a class loop
     class_only = True
     for k, item in enumerate(items):
+        ahead = _lookahead_literals(item)
+        if ahead is not None:
+            # A positive lookahead of plain strings: the attempt lives past it only
+            # where one of them begins, right after the lead so far; the match may
+            # end before the string does (``(?=<|im_end|>)`` consumes nothing).
+            if bounded is not None:
+                return [(literal, bounded, CharSet(())) for literal in ahead]
+            if class_only:
+                return [(literal, None, chars) for literal in ahead]
+            return None
         single = _single(item)
         if single is not None:
             literals = _literals_from(single, items[k + 1 :])
@@ -198,6 +210,16 @@ def _strings(node: ast.Node) -> list[str] | None:
             return None
         text += single
     return [text]
+
+
+def _lookahead_literals(node: ast.Node) -> list[str] | None:
+    """The strings a positive lookahead of plain strings looks for (none empty), or None."""
+    if not isinstance(node, ast.Lookahead) or node.negative:
+        return None
+    strings = _strings(node.item)
+    if not strings or "" in strings:
+        return None
+    return list(dict.fromkeys(strings))
 
 
 def _after(bounded, chars, branches) -> list | None:

@@ -207,8 +207,8 @@ def branch_forms(pattern: ast.Pattern) -> list | None:
     "literals": [...]}`` for one with a form that is linear with a bounded tail and whose
     every match begins with one of its literals; None when an alternative is neither.
 
-    Qwen3's call close ``</tool_call>\s*|(?=<\|im_end\|>)`` has no form and no prefilter
-    (the lookahead), so a whole-text parse stepped every call's body in Python. The
+    Qwen3's call close ``</tool_call>\s*|(?=<\|im_end\|>)`` has no form (the lookahead),
+    so a whole-text parse stepped every call's body in Python. The
     leftmost match of an alternation begins where the earliest of its alternatives'
     leftmost matches does, and there the first alternative in order that matches wins,
     with its own first success: WholePass.complete_branches.

@@ -210,3 +210,42 @@ def test_feeds_of_a_few_hundred_characters_find_headers_with_the_stdlib_form():
         read.append((stream.searched + stream.examined) / len(text))
     assert max(steps) <= 0.1, steps
     assert max(read) <= 5.5 and read[2] <= read[0] * 1.05, read
+
+
+# Calls whose close is an alternation with a lookahead of a literal: streamed, the body
+# of each call was stepped in Python (0.98 DFA steps a character at every feed size),
+# since the lookahead left the close with no prefilter.
+CALL_BODY = ('{"name": "write_file", "arguments": {"path": "a.py", "content": "'
+             + "def f(x):\\n    return x + 1\\n" * 30 + '"}}')
+LOOKAHEAD_CLOSES = {
+    "qwen3:strict": ("<|im_start|>assistant\n", "<think>hm</think>Let me.\n",
+                     "<tool_call>\n{}\n</tool_call>\n", "<|im_end|>"),
+    "mistral:strict": ("[/INST]", "Sure", "[TOOL_CALLS]write_file[ARGS]{}", "</s>"),
+}
+
+
+@pytest.mark.parametrize("step", [1, 4, 64, 256])
+@pytest.mark.parametrize("name", sorted(LOOKAHEAD_CLOSES))
+def test_calls_closed_by_a_lookahead_alternation_are_searched_at_c_speed(name, step):
+    from rtcompiler import grammars
+
+    grammar = grammars.grammar(name)
+    module = load_parser(grammar.template)
+    prefix, head, call, tail = LOOKAHEAD_CLOSES[name]
+    body = CALL_BODY if name.startswith("qwen3") else CALL_BODY[CALL_BODY.index("{", 1):-1]
+    per_char = []
+    for calls in (1, 4, 16):
+        text = head + call.format(body) * calls + tail
+        parser = module.ResponseParser(prefix)
+        ref = RefParser(grammar.spec, prefix)
+        for i in range(0, len(text), step):
+            piece = text[i : i + step]
+            assert parser.feed(piece) == ref.feed(piece), (calls, i)
+        message = parser.finalize()
+        assert message == ref.finalize()
+        assert len(message[0]["tool_calls"]) == calls
+        per_char.append(parser._stream.steps / (calls * len(body)))
+    # The prefilter finds the next '</tool_call>' or '<|im_end|>' ('</s>' or
+    # '[TOOL_CALLS]'); the DFA steps only from there.
+    assert max(per_char) <= 0.05, per_char
+    assert per_char[2] <= per_char[0] * 1.05 + 0.01, per_char
