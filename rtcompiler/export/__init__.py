@@ -80,10 +80,30 @@ def export_grammar(
     options = ExportOptions(tools=tools, tool_choice=tool_choice, flavour=format, prefix=prefix,
                             special_tokens=dict(special_tokens or {}), bounds=bounds, turn=turn,
                             end_of_turn=end_of_turn)
+    template = _as_written(template, meta)
     builder = Builder(template, options, _export_meta(meta))
     grammar = builder.build()
     grammar.header = _header(template, builder, options, name)
     return Export(write(grammar, format), list(grammar.notes), format)
+
+
+def _as_written(template: Template, meta: dict | None) -> Template:
+    """``template`` with the delimiter patterns of meta's ``export.written_patterns``: a
+    bundled grammar's patterns also read outputs that lack a marker or hold a stray one
+    (a close that looks ahead for a section end, an optional ``[ARGS]``); the grammar
+    writes the family's own form, which those patterns read too."""
+    export = (meta or {}).get("export")
+    written = export.get("written_patterns") if isinstance(export, dict) else None
+    if not written:
+        return template
+    import copy
+
+    from ..template import load_template
+
+    raw = copy.deepcopy(template.raw)
+    for field, patterns in written.items():
+        raw["fields"][field].update(patterns)
+    return load_template(raw)
 
 
 def _export_meta(meta: dict | None) -> dict:
