@@ -1022,20 +1022,24 @@ class ResponseStream(StreamMemo, WholePass):
             if self.coerce is not None and type(value) is not str:  # a string holds no call
                 value = self.coerce(value)
         except (ValueError, TypeError, KeyError) as error:
-            if not region.recover:
+            ended = self.json_ended(region, text) if region.json_end else None
+            if ended is not None:
+                value, rest = ended
+            elif not region.recover:
                 raise
-            repaired = self.repaired(region, text, unfinished) if region.repairs else None
-            if repaired is None:
-                value = self.reread(region, text)
-                if value is _FAILED:
-                    inner = self.reopened(region, text)
-                    if inner is not None:
-                        self.close_with(inner, events, unfinished)
-                    else:
-                        self.recovered(text, str(error), events)
-                    return
             else:
-                value, rest = repaired
+                repaired = self.repaired(region, text, unfinished) if region.repairs else None
+                if repaired is None:
+                    value = self.reread(region, text)
+                    if value is _FAILED:
+                        inner = self.reopened(region, text)
+                        if inner is not None:
+                            self.close_with(inner, events, unfinished)
+                        else:
+                            self.recovered(text, str(error), events)
+                        return
+                else:
+                    value, rest = repaired
         name = self.current
         if region.join is not None:
             if not isinstance(value, str):
@@ -1067,6 +1071,45 @@ class ResponseStream(StreamMemo, WholePass):
             events.append({"type": "region_close", "field": name, "value": value})
         if rest:
             self.as_text(rest, events)
+
+    def json_ended(self, region, text):
+        """The value of a failed json-end region whose body is one JSON object or array
+        followed by more text, and the text after it (docs/extensions.md, json-end):
+        ``(value, rest)``, or None when the body is not that or the value fails too.
+        ``region.json_end`` is True, or the literal that must follow the value (after
+        whitespace) and belongs to the region. One decode and one parse of the value:
+        linear."""
+        start = len(text) - len(text.lstrip())
+        if not text.startswith(("{", "["), start):
+            return None
+        try:
+            _, end = _json_raw(text, start)
+        except (ValueError, RecursionError):
+            return None
+        after = region.json_end
+        if after is True:
+            rest = text[end:]
+            if not rest.strip():
+                return None  # the value alone failed: nothing to end
+        else:
+            at = _SPACES.match(text, end).end()
+            if not text.startswith(after, at):
+                return None
+            rest = text[at + len(after):]
+        candidate = text[:end]
+        try:
+            value = region.process(candidate, self.captures)
+            if self.coerce is not None and type(value) is not str:
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError, RecursionError):
+            if not region.repairs:
+                return None
+            # A lone call where the list is expected, as recover reads it.
+            repaired = self.repaired(region, candidate, False)
+            if repaired is None:
+                return None
+            value = repaired[0]
+        return value, rest
 
     def repaired(self, region, text, unfinished):
         """The value of a JSON list of calls that failed, read leniently, and the text
