@@ -1086,17 +1086,38 @@ class ResponseStream(StreamMemo, WholePass):
             _, end = _json_raw(text, start)
         except (ValueError, RecursionError):
             return None
+        joined = None
+        if region.repairs and text.startswith("[", start):
+            # A list of calls, then the field's own open again and another list: the model
+            # wrote more calls (two [TOOL_CALLS] arrays). They are one list.
+            items = [text[start + 1 : end - 1]]
+            while True:
+                at = _SPACES.match(text, end).end()
+                opened = self.open_at(region, text, at)
+                if opened <= at:
+                    break
+                at = _SPACES.match(text, opened).end()
+                if not text.startswith("[", at):
+                    break
+                try:
+                    _, stop = _json_raw(text, at)
+                except (ValueError, RecursionError):
+                    break
+                items.append(text[at + 1 : stop - 1])
+                end = stop
+            if len(items) > 1:
+                joined = "[" + ",".join(item for item in items if item.strip()) + "]"
         after = region.json_end
         if after is True:
             rest = text[end:]
-            if not rest.strip():
+            if not rest.strip() and joined is None:
                 return None  # the value alone failed: nothing to end
         else:
             at = _SPACES.match(text, end).end()
             if not text.startswith(after, at):
                 return None
             rest = text[at + len(after):]
-        candidate = text[:end]
+        candidate = text[:end] if joined is None else joined
         try:
             value = region.process(candidate, self.captures)
             if self.coerce is not None and type(value) is not str:
@@ -1180,26 +1201,33 @@ class ResponseStream(StreamMemo, WholePass):
         """A failed recovering region's body after the opens it begins with (the model
         wrote the open twice), or None when it begins with none; the last open's
         captures are the region's. An open without a stdlib form is not looked for."""
-        delimiter = region.open
-        regex = delimiter.regex
-        form = regex.captures
         at = 0
         while True:
             start = _SPACES.match(text, at).end()
-            if delimiter.fixed is not None:
-                end = next(
-                    (start + len(s) for s in delimiter.fixed if text.startswith(s, start)), -1
-                )
-            elif form is not None:
-                found = form.match(text, start)
-                end = -1 if found is None else found.end()
-                if end > start and regex.capture_names:
-                    self.captures = _form_captures(regex, found)
-            else:
-                end = -1
+            end = self.open_at(region, text, start)
             if end <= start:
                 return text[at:] if at else None
             at = end
+
+    def open_at(self, region, text, start):
+        """Where a match of the region's open that begins at ``start`` in ``text`` ends, or
+        -1 (its captures become the region's). An open without a stdlib form is not
+        looked for."""
+        delimiter = region.open
+        if delimiter.fixed is not None:
+            return next(
+                (start + len(s) for s in delimiter.fixed if text.startswith(s, start)), -1
+            )
+        regex = delimiter.regex
+        form = regex.captures
+        if form is None:
+            return -1
+        found = form.match(text, start)
+        if found is None:
+            return -1
+        if found.end() > start and regex.capture_names:
+            self.captures = _form_captures(regex, found)
+        return found.end()
 
     def recovered(self, body, error, events):
         """A recovering region that failed (``error``) gives no value; its body is text

@@ -133,6 +133,25 @@ def test_a_lone_call_followed_by_text_is_a_list_of_one_with_recover():
     assert_everywhere(module, text, {"content": 'a\n\n{"name": "f"} b'})
 
 
+def test_a_list_of_calls_then_the_open_again_and_another_list_is_one_list():
+    spec = copy.deepcopy(SPEC)
+    spec["extensions"].append("recover")
+    spec["fields"]["tool_calls"]["recover"] = True
+    module = load_parser(load_template(spec))
+    first, second = json.dumps([{"name": "f", "arguments": {"x": "[TOOL_CALLS][]"}}]), \
+        json.dumps([{"name": "g", "arguments": {}}])
+    text = f"a[TOOL_CALLS]{first}[TOOL_CALLS] []\n[TOOL_CALLS]{second} b</s>"
+    assert_everywhere(module, text, {
+        "content": "a\n\nb", "tool_calls": [call("f", x="[TOOL_CALLS][]"), call("g")]})
+    assert_everywhere(module, text.replace(" b</s>", "</s>"), {
+        "content": "a", "tool_calls": [call("f", x="[TOOL_CALLS][]"), call("g")]})
+    # Not another list after the open: the text after the first list is text as usual, the
+    # open with it (opens are not looked for in that text: docs/extensions.md, Limits).
+    text = f"[TOOL_CALLS]{first}[TOOL_CALLS] then</s>"
+    assert_everywhere(module, text, {
+        "content": "[TOOL_CALLS] then", "tool_calls": [call("f", x="[TOOL_CALLS][]")]})
+
+
 def test_an_unfinished_region_ends_at_its_value_too():
     # The output ends inside the region (no </s>): a complete value is the call, the
     # text after it content; a cut value is no value (a failure, or text with recover).
@@ -359,8 +378,15 @@ def _counted(module: Any, text: str, step: int, calls: int) -> tuple[int, int]:
     read = [0]
 
     def counting_decode(s: str, i: int = 0) -> Any:
-        read[0] += len(s) - i
-        return decode(s, i)
+        # A decode reads up to the end of the value it returns (all the rest, at most,
+        # when it fails).
+        try:
+            value, end = decode(s, i)
+        except ValueError:
+            read[0] += len(s) - i
+            raise
+        read[0] += end - i
+        return value, end
 
     def counting_process(body: str, captures: dict) -> Any:
         read[0] += len(body)
@@ -383,17 +409,27 @@ def _counted(module: Any, text: str, step: int, calls: int) -> tuple[int, int]:
     return read[0], stream.work
 
 
+RECOVERING = copy.deepcopy(SPEC)
+RECOVERING["extensions"].append("recover")
+RECOVERING["fields"]["tool_calls"]["recover"] = True
+RECOVERING_MODULE = load_parser(load_template(RECOVERING))
+
+
+@pytest.mark.parametrize("lists", [False, True])
 @pytest.mark.parametrize("step", [0, 1, 7])
-def test_a_long_value_then_long_text_costs_linear_work(step):
+def test_a_long_value_then_long_text_costs_linear_work(step, lists):
+    # One long list, or (joined) one list of one call per [TOOL_CALLS].
     per_read, per_work = [], []
     for n in SIZES:
-        calls = ", ".join([json.dumps({"name": "f", "arguments": {"q": "a ] } b"}})] * (n // 80))
-        text = f"x[TOOL_CALLS][{calls}] " + "words ] } " * (n // 20) + "</s>"
-        read, work = _counted(MODULE, text, step, n // 80)
+        one = json.dumps({"name": "f", "arguments": {"q": "a ] } b"}})
+        calls = (f"[{one}][TOOL_CALLS]" * (n // 80))[: -len("[TOOL_CALLS]")] if lists \
+            else "[" + ", ".join([one] * (n // 80)) + "]"
+        text = f"x[TOOL_CALLS]{calls} " + "words ] } " * (n // 20) + "</s>"
+        read, work = _counted(RECOVERING_MODULE if lists else MODULE, text, step, n // 80)
         per_read.append(read / len(text))
         per_work.append(work / len(text))
-    # The body is parsed once, then its value decoded and parsed once more: each at most
-    # once, whatever the chunking.
+    # The body is parsed once, then its value (or each list) decoded and parsed once more,
+    # whatever the chunking.
     assert max(per_read) <= 3, per_read
     assert max(per_work) <= 40, per_work
     assert per_work[2] <= per_work[0] * 1.1 + 0.5, per_work
