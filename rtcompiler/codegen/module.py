@@ -209,6 +209,8 @@ def _robustness(f: Field) -> str:
         out += " repairs=True,"
     if f.yields:
         out += f" yields={literal(list(f.yields))}, yield_join={literal(f.yield_join)},"
+    if f.extend:
+        out += " extend=True,"
     return out
 
 

@@ -53,13 +53,13 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient",
+        "lenient", "extend",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
         recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
-        yield_join="", lenient=None,
+        yield_join="", lenient=None, extend=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -84,6 +84,8 @@ class Region:
         # A recovering json field's one string delimiter: a body its parser refuses is
         # read again leniently (see LenientReader), or None.
         self.lenient = lenient
+        # The extend extension: a region's list of calls is added to the earlier ones'.
+        self.extend = extend
 
 
 class RegionTable:

@@ -1054,6 +1054,10 @@ class ResponseStream(StreamMemo, WholePass):
                     f"{type(previous).__name__}, not a list"
                 )
             previous.append(value)
+        elif region.extend:
+            # (a new list: a default list of the template is never changed in place)
+            previous = self.output.get(name)
+            self.output[name] = previous + value if isinstance(previous, list) else value
         elif self.resumed:
             # The next piece of a yielding region: its value joins the pieces before.
             previous = self.output.get(name)
