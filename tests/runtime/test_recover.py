@@ -455,6 +455,33 @@ def test_an_unfinished_pythonic_list_is_parsed_once_at_the_end():
     assert per[2] <= per[0] * 1.1 + 0.5, per
 
 
+# -- an open cut in the middle of its spelling at the very end ------------------------------
+
+
+@pytest.mark.parametrize("tail", ["<t", "<tool_", "<tool_call"])
+def test_an_output_ending_in_the_beginning_of_a_recovering_open_ends_with_no_text(tail):
+    # A text decode of a partial stream ends inside a token (FreeToken PR #346).
+    text = f'Hi.<tool_call>{{"name": "f", "arguments": {{}}}}</tool_call>So {tail}'
+    want = {"tool_calls": [call("f")], "content": "Hi.\n\nSo"}
+    assert_everywhere(MODULE, text, want)
+    assert_everywhere(MODULE, tail, {})
+
+
+@pytest.mark.parametrize("text, want", [
+    ("a <", {"content": "a <"}),  # one character is not a cut marker
+    ("a <|im_end", {"content": "a <|im_end"}),  # the beginning of a close, not of an open
+    ("a <tool_call> b", {"content": "a\n\nb"}),  # a whole open opens (an unfinished call)
+    ("<tool_call>{}</tool_call>x <tool_cal y", {"content": "{}\n\nx <tool_cal y"}),
+])
+def test_only_the_very_end_and_only_an_opens_beginning_is_cut(text, want):
+    assert_everywhere(MODULE, text, want)
+
+
+def test_without_recover_an_opens_beginning_at_the_end_stays_text():
+    strict = load_parser(load_template(grammars.strict_spec(QWEN)))
+    assert_everywhere(strict, "So <tool_call", {"content": "So <tool_call"})
+
+
 # A pythonic field whose open also takes a JSON object or array (Llama 4 in its wrapper).
 PYTHONIC_JSON = copy.deepcopy(PYTHONIC)
 PYTHONIC_JSON["fields"]["tool_calls"]["open_pattern"] = r"^\s*(?=\[\s*[A-Za-z_][\w.]*\(|\[?\s*\{)"
