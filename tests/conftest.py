@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import Phase, settings
 
 # The default run is reproducible: every property test draws the same examples on every
@@ -24,8 +26,15 @@ def pytest_addoption(parser):
     )
     parser.addoption(
         "--runslow", action="store_true",
-        help="also run the tests marked slow (heavier sweeps, such as 200+ real-model generations)",
+        help="also run the tests marked slow (heavier sweeps, such as 200+ real-model generations) "
+        "and give the property tests of tests/sweeps.py their full example counts",
     )
+
+
+def pytest_configure(config):
+    # Before any test module is imported, so that tests/sweeps.py sees it.
+    if config.getoption("--runslow"):
+        os.environ["RTC_FULL_SWEEPS"] = "1"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -65,10 +65,17 @@ def automaton_data(template: Template) -> dict:
     if implicit is not None and implicit.close is not None:
         outside.append({"kind": "close", "field": implicit.name, "delimiter": slot(implicit.close)})
     modes = [{"mode": implicit.name if implicit else None, "explicit": False, "watch": outside}]
+    by_name = {f.name: f for f in template.fields}
     for f in template.fields:
         if f.open is not None:
             watch = [] if f.close is None else [
                 {"kind": "close", "field": f.name, "delimiter": slot(f.close)}
+            ]
+            # The yield extension: another field's region may open inside this one, and
+            # its close comes back here rather than to the outside mode.
+            watch += [
+                {"kind": "yield", "field": name, "delimiter": slot(by_name[name].open)}
+                for name in f.yields
             ]
             modes.append({"mode": f.name, "explicit": True, "watch": watch})
     return {

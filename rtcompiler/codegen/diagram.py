@@ -84,11 +84,20 @@ def region_edges(data: dict) -> Iterator[tuple[int | None, int, str]]:
     delimiters = data["delimiters"]
     yield None, 0, "start_anchor " + delimiter_text(delimiters[data["start_anchor"]])
     index = {mode["mode"]: i for i, mode in enumerate(data["modes"]) if mode["explicit"]}
+    closes = {watch["field"]: watch["delimiter"] for mode in data["modes"]
+              for watch in mode["watch"] if watch["kind"] == "close"}
     for i, mode in enumerate(data["modes"]):
         for watch in mode["watch"]:
             label = watch["kind"] + " " + delimiter_text(delimiters[watch["delimiter"]])
             if watch["kind"] == "open":
                 yield i, index[watch["field"]], label
+            elif watch["kind"] == "yield":
+                # Into the other field's region, and back here when it closes.
+                target = index[watch["field"]]
+                yield i, target, label
+                if watch["field"] in closes:
+                    back = "close " + delimiter_text(delimiters[closes[watch["field"]]])
+                    yield target, i, back + " (after a yield)"
             else:
                 yield i, 0, label
 

@@ -24,6 +24,7 @@ from rtcompiler.dialect import PatternError
 from rtcompiler.dialect.charsets import CharSet
 from rtcompiler.runtime.engine import char_class_source
 
+from ..sweeps import examples
 from .strategies import (
     CHAR_TOKENS,
     Alt,
@@ -39,7 +40,7 @@ from .strategies import (
 )
 
 CHECK = settings(
-    max_examples=800,
+    max_examples=examples(300, 800),
     deadline=None,
     suppress_health_check=[
         HealthCheck.too_slow,

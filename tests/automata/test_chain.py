@@ -18,8 +18,10 @@ from rtcompiler.automata.chain import chain_plan
 from rtcompiler.dialect import PatternError, parse_pattern
 from rtcompiler.runtime.engine import TagChain
 
+from ..sweeps import examples
+
 CHECK = settings(
-    max_examples=600,
+    max_examples=examples(250, 600),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

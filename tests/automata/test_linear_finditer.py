@@ -22,10 +22,11 @@ from rtcompiler.dialect import PatternError
 from rtcompiler.runtime.engine import CompiledRegex
 from rtcompiler.template import load_template
 
+from ..sweeps import examples
 from .strategies import patterns, texts_for
 
 CHECK = settings(
-    max_examples=800,
+    max_examples=examples(300, 800),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -19,6 +19,7 @@ from rtcompiler.codegen.diagram import (
     find_delimiter,
     mermaid_text,
     region_dot,
+    region_edges,
     region_mermaid,
 )
 from rtcompiler.grammars import names, resolve_template
@@ -82,7 +83,10 @@ def test_region_diagrams_show_every_mode_and_delimiter(name):
     assert nodes == {"start"} | {f"m{i}" for i in range(len(data["modes"]))}
     assert {a for a, _ in edges} | {b for _, b in edges} <= nodes
     watched = [w for mode in data["modes"] for w in mode["watch"]]
-    assert len(edges) == 1 + len(watched)  # the start anchor, then one edge per watch
+    # The start anchor, one edge per watch, and the way back from each yield.
+    closes = {w["field"] for w in watched if w["kind"] == "close"}
+    backs = [w for w in watched if w["kind"] == "yield" and w["field"] in closes]
+    assert len(edges) == 1 + len(watched) + len(backs)
     for mode in data["modes"]:
         if mode["mode"] is not None:
             assert mode["mode"] in mermaid
@@ -116,6 +120,28 @@ def test_region_edges_go_where_the_machine_goes():
         '  m0 -->|"close #34;#60;end#62;#34;"| m0',
         '  m1 -->|"close #34;#60;/t#62;#34;"| m0',
     ]
+
+
+def test_a_yield_goes_into_the_other_region_and_its_close_comes_back():
+    t = load_template({
+        "start_anchor": "A", "extensions": ["yield"],
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close": "</think>",
+                                  "yield_to": {"fields": ["tool_calls"], "join": "\n"}},
+            "tool_calls": {"open": "<call>", "close": "</call>", "content": "json"},
+            "content": {},
+        },
+    })
+    data = automaton_data(t)
+    call = data["modes"][0]["watch"][1]
+    assert call["field"] == "tool_calls"
+    assert data["modes"][1]["watch"][-1] == {"kind": "yield", "field": "tool_calls",
+                                             "delimiter": call["delimiter"]}
+    lines = region_mermaid(data).splitlines()
+    assert '  m1 -->|"yield #34;#60;call#62;#34;"| m2' in lines
+    assert '  m2 -->|"close #34;#60;/call#62;#34; (after a yield)"| m1' in lines
+    assert '  m2 -->|"close #34;#60;/call#62;#34;"| m0' in lines
+    assert region_dot(data).count(" -> ") == len(list(region_edges(data))) == 7
 
 
 def test_without_an_implicit_field_the_outside_is_a_null_sink():

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from rtcompiler.codegen import generate_module
 from rtcompiler.template import load_template
 
+from ..sweeps import examples
+
 PIECES = [
     "<", "|", "e", "n", "d", ">", "x", " ", "\n", "<|", "<|end|>", "<|ret", "urn|>", "ab",
     "<|call|>", "<|st", "art|>", "<|start|>", "xa", "b", "y", "xab",
@@ -55,7 +57,7 @@ literal_sets = st.sampled_from([
 ])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100, 300), deadline=None)
 @given(
     close=literal_sets,
     open_=st.sampled_from([["<|start|>"], ["ab"], ["x<|", "|e"]]),

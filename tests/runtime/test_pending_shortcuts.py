@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 from rtcompiler.codegen import generate_module
 from rtcompiler.template import load_template
 
+from ..sweeps import examples
+
 # Patterns whose prefilter is "simple" (a lead loop then a literal, or a literal first).
 TEMPLATES = [
     {
@@ -115,7 +117,7 @@ def _run(module: types.ModuleType, text: str, cuts: list[int]):
     return message, events + final
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100, 300), deadline=None)
 @given(
     which=st.integers(0, len(TEMPLATES) - 1),
     parts=st.lists(st.sampled_from(PIECES), max_size=30),
@@ -324,7 +326,7 @@ HEADERS = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(50, 150), deadline=None)
 @given(which=st.integers(0, len(TEMPLATES) - 1), data=st.data())
 def test_answers_a_regex_remembers_change_nothing_in_later_streams(which, data):
     """Streams after the first, on the same compiled table, meet answers the first

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from rtcompiler.codegen import generate_module
 from rtcompiler.template import load_template
 
+from ..sweeps import examples
+
 SPEC = {
     "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
     "tool_calls": {
@@ -53,7 +55,7 @@ def _run(module: types.ModuleType, prefix: str, text: str, cuts: list[int]):
     return message, events + final
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70, 200), deadline=None)
 @given(
     tail=st.lists(st.sampled_from(PIECES), max_size=6).map("".join),
     text=st.lists(st.sampled_from(PIECES), max_size=12).map("".join),

@@ -15,6 +15,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ..sweeps import examples
 from .test_pending_shortcuts import HEADERS, PIECES, TEMPLATES, _module, _run
 
 # "\b" reads the character before where the search starts: "call:f{" opens after a
@@ -35,7 +36,7 @@ def _without_transitions(spec: dict):
     return module
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(50, 150), deadline=None)
 @given(which=st.integers(0, len(TEMPLATES)), data=st.data())
 def test_replayed_transitions_change_nothing(which, data):
     """Several streams on one table, each text fed again with the same and with new

@@ -21,11 +21,12 @@ from hypothesis import HealthCheck, assume, event, given, settings
 
 from rtcompiler.template import Template, TemplateError, UnsupportedPatternError, load_template
 
+from ..sweeps import examples
 from .reference import json_copy, path_agrees, reference_outcome
 from .strategies import specs, valid_specs
 
 DIFFERENTIAL = settings(
-    max_examples=1500,
+    max_examples=examples(600, 1500),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
