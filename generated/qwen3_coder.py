@@ -2758,13 +2758,13 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient",
+        "lenient", "json_end",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
         recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
-        yield_join="", lenient=None,
+        yield_join="", lenient=None, json_end=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -2789,6 +2789,10 @@ class Region:
         # A recovering json field's one string delimiter: a body its parser refuses is
         # read again leniently (see LenientReader), or None.
         self.lenient = lenient
+        # The json-end extension: a body that fails ends where its JSON value ends (True,
+        # or the literal that follows the value and belongs to the region); see
+        # ResponseStream.json_ended.
+        self.json_end = json_end
 
 
 class RegionTable:
@@ -4906,20 +4910,24 @@ class ResponseStream(StreamMemo, WholePass):
             if self.coerce is not None and type(value) is not str:  # a string holds no call
                 value = self.coerce(value)
         except (ValueError, TypeError, KeyError) as error:
-            if not region.recover:
+            ended = self.json_ended(region, text) if region.json_end else None
+            if ended is not None:
+                value, rest = ended
+            elif not region.recover:
                 raise
-            repaired = self.repaired(region, text, unfinished) if region.repairs else None
-            if repaired is None:
-                value = self.reread(region, text)
-                if value is _FAILED:
-                    inner = self.reopened(region, text)
-                    if inner is not None:
-                        self.close_with(inner, events, unfinished)
-                    else:
-                        self.recovered(text, str(error), events)
-                    return
             else:
-                value, rest = repaired
+                repaired = self.repaired(region, text, unfinished) if region.repairs else None
+                if repaired is None:
+                    value = self.reread(region, text)
+                    if value is _FAILED:
+                        inner = self.reopened(region, text)
+                        if inner is not None:
+                            self.close_with(inner, events, unfinished)
+                        else:
+                            self.recovered(text, str(error), events)
+                        return
+                else:
+                    value, rest = repaired
         name = self.current
         if region.join is not None:
             if not isinstance(value, str):
@@ -4951,6 +4959,66 @@ class ResponseStream(StreamMemo, WholePass):
             events.append({"type": "region_close", "field": name, "value": value})
         if rest:
             self.as_text(rest, events)
+
+    def json_ended(self, region, text):
+        """The value of a failed json-end region whose body is one JSON object or array
+        followed by more text, and the text after it (docs/extensions.md, json-end):
+        ``(value, rest)``, or None when the body is not that or the value fails too.
+        ``region.json_end`` is True, or the literal that must follow the value (after
+        whitespace) and belongs to the region. One decode and one parse of the value:
+        linear."""
+        start = len(text) - len(text.lstrip())
+        if not text.startswith(("{", "["), start):
+            return None
+        try:
+            _, end = _json_raw(text, start)
+        except (ValueError, RecursionError):
+            return None
+        joined = None
+        if region.repairs and text.startswith("[", start):
+            # A list of calls, then the field's own open again and another list: the model
+            # wrote more calls (two [TOOL_CALLS] arrays). They are one list.
+            items = [text[start + 1 : end - 1]]
+            while True:
+                at = _SPACES.match(text, end).end()
+                opened = self.open_at(region, text, at)
+                if opened <= at:
+                    break
+                at = _SPACES.match(text, opened).end()
+                if not text.startswith("[", at):
+                    break
+                try:
+                    _, stop = _json_raw(text, at)
+                except (ValueError, RecursionError):
+                    break
+                items.append(text[at + 1 : stop - 1])
+                end = stop
+            if len(items) > 1:
+                joined = "[" + ",".join(item for item in items if item.strip()) + "]"
+        after = region.json_end
+        if after is True:
+            rest = text[end:]
+            if not rest.strip() and joined is None:
+                return None  # the value alone failed: nothing to end
+        else:
+            at = _SPACES.match(text, end).end()
+            if not text.startswith(after, at):
+                return None
+            rest = text[at + len(after):]
+        candidate = text[:end] if joined is None else joined
+        try:
+            value = region.process(candidate, self.captures)
+            if self.coerce is not None and type(value) is not str:
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError, RecursionError):
+            if not region.repairs:
+                return None
+            # A lone call where the list is expected, as recover reads it.
+            repaired = self.repaired(region, candidate, False)
+            if repaired is None:
+                return None
+            value = repaired[0]
+        return value, rest
 
     def repaired(self, region, text, unfinished):
         """The value of a JSON list of calls that failed, read leniently, and the text
@@ -5021,26 +5089,33 @@ class ResponseStream(StreamMemo, WholePass):
         """A failed recovering region's body after the opens it begins with (the model
         wrote the open twice), or None when it begins with none; the last open's
         captures are the region's. An open without a stdlib form is not looked for."""
-        delimiter = region.open
-        regex = delimiter.regex
-        form = regex.captures
         at = 0
         while True:
             start = _SPACES.match(text, at).end()
-            if delimiter.fixed is not None:
-                end = next(
-                    (start + len(s) for s in delimiter.fixed if text.startswith(s, start)), -1
-                )
-            elif form is not None:
-                found = form.match(text, start)
-                end = -1 if found is None else found.end()
-                if end > start and regex.capture_names:
-                    self.captures = _form_captures(regex, found)
-            else:
-                end = -1
+            end = self.open_at(region, text, start)
             if end <= start:
                 return text[at:] if at else None
             at = end
+
+    def open_at(self, region, text, start):
+        """Where a match of the region's open that begins at ``start`` in ``text`` ends, or
+        -1 (its captures become the region's). An open without a stdlib form is not
+        looked for."""
+        delimiter = region.open
+        if delimiter.fixed is not None:
+            return next(
+                (start + len(s) for s in delimiter.fixed if text.startswith(s, start)), -1
+            )
+        regex = delimiter.regex
+        form = regex.captures
+        if form is None:
+            return -1
+        found = form.match(text, start)
+        if found is None:
+            return -1
+        if found.end() > start and regex.capture_names:
+            self.captures = _form_captures(regex, found)
+        return found.end()
 
     def recovered(self, body, error, events):
         """A recovering region that failed (``error``) gives no value; its body is text

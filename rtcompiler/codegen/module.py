@@ -207,6 +207,8 @@ def _robustness(f: Field) -> str:
     if f.recover and json_body and f.transform_each:
         # A JSON list of calls: a lone object or a cut array is read leniently.
         out += " repairs=True,"
+    if f.json_end:
+        out += f" json_end={literal(f.json_end)},"
     if f.yields:
         out += f" yields={literal(list(f.yields))}, yield_join={literal(f.yield_join)},"
     return out

@@ -53,13 +53,13 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient",
+        "lenient", "json_end",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
         recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
-        yield_join="", lenient=None,
+        yield_join="", lenient=None, json_end=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -84,6 +84,10 @@ class Region:
         # A recovering json field's one string delimiter: a body its parser refuses is
         # read again leniently (see LenientReader), or None.
         self.lenient = lenient
+        # The json-end extension: a body that fails ends where its JSON value ends (True,
+        # or the literal that follows the value and belongs to the region); see
+        # ResponseStream.json_ended.
+        self.json_end = json_end
 
 
 class RegionTable:

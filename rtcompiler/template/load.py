@@ -65,6 +65,7 @@ EXTENSION_CONTENT_ARGS = {"typed-values": ("xml-inline", "typed_values")}
 # grammar's strict form is its template without them.
 ROBUSTNESS = {
     "recover": "recover", "close-outside-strings": "close_outside_strings", "yield": "yield_to",
+    "json-end": "json_end",
 }
 # Those of them whose key is true or false.
 _BOOLEAN_ROBUSTNESS = ("recover", "close-outside-strings")
@@ -205,6 +206,12 @@ def load_template(spec: Any) -> Template:
     _check_yields(fields)
     names = {f.name for f in fields}
     for f in fields:
+        if f.json_end and not implicit and not isinstance(f.recover, str):
+            raise TemplateError(
+                child_path(child_path("fields", f.name), "json_end"),
+                "the text after the value needs an implicit field (one without 'open') "
+                "to go to, or a 'recover' naming the field that keeps it",
+            )
         if not f.recover:
             continue
         where = child_path(child_path("fields", f.name), "recover")
@@ -346,6 +353,7 @@ def _load_field(
 
     recover, outside_strings = _robustness(path, raw, extensions, content, open_, close)
     yields, yield_join = _yield_to(path, raw, extensions, content, open_, close, repeats)
+    json_end = _json_end(path, raw, extensions, content, open_)
     tags_only = _tags_only(path, raw, extensions, content, recover)
     recover_tag_pattern = raw.get("recover_tag_pattern")
     if recover_tag_pattern is not None and not (
@@ -371,6 +379,7 @@ def _load_field(
         close_outside_strings=outside_strings,
         yields=yields,
         yield_join=yield_join,
+        json_end=json_end,
         tags_only=tags_only,
         recover_tag_pattern=recover_tag_pattern,
     )
@@ -414,6 +423,45 @@ def _yield_to(
             where, "needs a 'text' field without 'repeats': its pieces join into one string"
         )
     return tuple(dict.fromkeys(names)), join
+
+
+def _json_end(
+    path: str, raw: dict[str, Any], extensions: tuple[str, ...], content: str,
+    open_: Delimiter | None,
+) -> bool | str:
+    """The field's ``json_end`` (docs/extensions.md): true, or the literal that follows
+    the JSON value and belongs to the region (what its open left open)."""
+    if "json_end" not in raw:
+        return False
+    where = child_path(path, "json_end")
+    if "json-end" not in extensions:
+        raise TemplateError(
+            where,
+            "'json_end' is an rtcompiler extension: declare it with "
+            f'"{EXTENSIONS_KEY}": ["json-end"] at the top of the template '
+            "(transformers will then refuse the template; see docs/extensions.md)",
+        )
+    value = raw["json_end"]
+    if not (value is True or value is False or isinstance(value, str) and value.strip()):
+        raise TemplateError(
+            where,
+            "must be true, false or the literal that follows the value (not blank), "
+            f"got {_kind(value)}",
+        )
+    if not value:
+        return False
+    if content != "json":
+        raise TemplateError(where, f"needs 'content': 'json', got {content!r}")
+    if open_ is None:
+        raise TemplateError(
+            where, "the implicit field cannot end at its value: the text after goes to it"
+        )
+    args = raw.get("content_args", {})
+    if isinstance(args, dict) and (args.get("string_delims") or args.get("allow_non_json")):
+        raise TemplateError(
+            where, "needs JSON's own parsing: drop 'string_delims' and 'allow_non_json'"
+        )
+    return value
 
 
 def _check_yields(fields: tuple[Field, ...]) -> None:

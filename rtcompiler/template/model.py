@@ -123,6 +123,9 @@ class Field:
     # separator its pieces' values are joined with.
     yields: tuple[str, ...] = ()
     yield_join: str = ""
+    # The json-end extension: a failed region ends where its JSON value ends (True, or
+    # the literal after the value that belongs to the region); the text after is text.
+    json_end: bool | str = False
     # ``recover``'s option for xml-inline: text the tags do not read is a failure.
     tags_only: bool = False
     # With it, the tag pattern that reads such a body again before it is given up.

@@ -136,6 +136,6 @@ def test_list_shows_every_bundled_grammar_and_its_extensions():
     assert rows["llama4_pythonic"].endswith("(extension: pythonic, recover)")
     assert rows["llama4_pythonic:strict"].endswith("(extension: pythonic)")
     assert rows["qwen3"].endswith("(extension: recover, close-outside-strings, yield)")
-    assert rows["mistral"].endswith("(extension: recover, close-outside-strings)")
+    assert rows["mistral"].endswith("(extension: recover, close-outside-strings, json-end)")
     assert rows["qwen3:strict"].split(None, 1)[1] == (
         "strict form of qwen3: the reference's behaviour")
