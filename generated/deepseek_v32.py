@@ -3058,13 +3058,13 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient", "json_end",
+        "lenient", "json_end", "extend",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
         recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
-        yield_join="", lenient=None, json_end=False,
+        yield_join="", lenient=None, json_end=False, extend=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -3093,6 +3093,8 @@ class Region:
         # or the literal that follows the value and belongs to the region); see
         # ResponseStream.json_ended.
         self.json_end = json_end
+        # The extend extension: a region's list of calls is added to the earlier ones'.
+        self.extend = extend
 
 
 class RegionTable:
@@ -3103,7 +3105,7 @@ class RegionTable:
         "anchor_literals", "required", "watches", "landmarks", "landmark_of", "walks", "modes",
         "prompt_states",
         "context_free",
-        "transitions", "states", "string_modes", "yielding",
+        "transitions", "states", "string_modes", "yielding", "cut_opens",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -3150,6 +3152,18 @@ class RegionTable:
                 self.watches[target, name] = (
                     self.watches[target] + [("close", region, region.close, ("close", name))]
                 )
+        # Per mode, the literals of the recovering fields' opens it watches that look like
+        # markup (begin with < or [): an output that ends in the beginning of one, cut in
+        # the middle of its spelling, ends with no text (docs/extensions.md, recover).
+        self.cut_opens = {}
+        for mode, entries in self.watches.items():
+            cut = sorted({
+                s for kind, r, d, _ in entries
+                if kind == "open" and r.recover and d.regex.prefilter is not None
+                for s in d.regex.prefilter.literals if s[:1] in "<[" and len(s) > 2
+            })
+            if cut:
+                self.cut_opens[mode] = cut
         # Per mode, a stdlib pattern that finds, in a piece of text searched from
         # its start, everything that could leave a watched delimiter matched or
         # pending (see Prefilter.danger). A piece it does not match is all
@@ -3271,6 +3285,18 @@ def _first_characters(prefilters):
         chr(c) for p in prefilters for lo, hi in p.lead_ranges for c in range(lo, hi + 1)
     )
     return frozenset(first)
+
+
+def cut_open_length(text, literals):
+    """How many characters at the end of ``text`` are the beginning of one of
+    ``literals`` (two characters or more, not the whole literal), the longest; 0 for none."""
+    best = 0
+    for literal in literals:
+        for k in range(min(len(literal) - 1, len(text)), max(best, 1), -1):
+            if text.endswith(literal[:k]):
+                best = k
+                break
+    return best
 
 
 def _landmarks(regions):
@@ -3680,8 +3706,15 @@ class WholePass:
         """The end of a whole-text pass: the rest goes to the open region, which closes."""
         if self.pos < self.end:
             if self.current is not None:
-                self.opened = True
-                self.tail.append(held[self.pos - base :])
+                rest = held[self.pos - base :]
+                cut = self.table.cut_opens.get(
+                    self.current if self.resume_to is None else (self.current, self.resume_to)
+                )
+                if cut is not None:
+                    rest = rest[: len(rest) - cut_open_length(rest, cut)]
+                if rest:
+                    self.opened = True
+                    self.tail.append(rest)
             self.pos = self.end
         self.close_current(None, True)
 
@@ -4777,7 +4810,14 @@ class ResponseStream(StreamMemo, WholePass):
                 continue
             if eos:
                 if self.pos < self.end:
-                    self.accumulate(events, self.text(self.pos, self.end))
+                    text = self.text(self.pos, self.end)
+                    cut = self.table.cut_opens.get(
+                        self.current if self.resume_to is None
+                        else (self.current, self.resume_to)
+                    )
+                    if cut is not None:
+                        text = text[: len(text) - cut_open_length(text, cut)]
+                    self.accumulate(events, text)
                     self.pos = self.end
                 self.close_current(events, True)
                 break
@@ -5246,6 +5286,10 @@ class ResponseStream(StreamMemo, WholePass):
                     f"{type(previous).__name__}, not a list"
                 )
             previous.append(value)
+        elif region.extend:
+            # (a new list: a default list of the template is never changed in place)
+            previous = self.output.get(name)
+            self.output[name] = previous + value if isinstance(previous, list) else value
         elif self.resumed:
             # The next piece of a yielding region: its value joins the pieces before.
             previous = self.output.get(name)
@@ -5370,7 +5414,16 @@ class ResponseStream(StreamMemo, WholePass):
     def reread(self, region, text):
         """The value of a failed recovering region whose body is near-JSON with one
         string delimiter (Gemma 4's), read leniently (see LenientReader) and then
-        processed as the JSON it stands for; _FAILED when that fails too."""
+        processed as the JSON it stands for, or a pythonic region whose body is JSON
+        calls (see pythonic_from_json); _FAILED when that fails too."""
+        if region.recover == "pythonic":
+            try:
+                value = region.process(pythonic_from_json(text), self.captures)
+                if self.coerce is not None:
+                    value = self.coerce(value)
+            except (ValueError, TypeError, KeyError, RecursionError):
+                return _FAILED
+            return value
         delimiter = region.lenient
         if delimiter is None:
             return _FAILED
@@ -5487,6 +5540,38 @@ class ResponseStream(StreamMemo, WholePass):
 _UNFINISHED = "unfinished: the output ended inside the region"
 _json_raw = _json.JSONDecoder().raw_decode
 _SPACES = _re.compile(r"\s*")
+
+
+def pythonic_from_json(text):
+    """The pythonic call list that JSON calls stand for: ``text`` is one object
+    ``{"name": NAME, "parameters": {...}}`` (or ``"arguments"``; a ``"type"`` key is
+    allowed) or a JSON array of them, as Llama 4 writes them in its python wrapper.
+    Each value is written as its Python literal; ValueError when ``text`` is not that.
+    Names and keys are checked here, as they are pasted into the list's text (ASCII
+    only: Python's parser would normalise other identifiers, changing the key)."""
+    value = _json.loads(text)
+    calls = value if isinstance(value, list) else [value]
+    out = []
+    for call in calls:
+        if not isinstance(call, dict):
+            raise ValueError("pythonic: a JSON call is an object")
+        arguments = [call[k] for k in ("parameters", "arguments") if k in call]
+        name = call.get("name")
+        if (
+            len(arguments) != 1 or not isinstance(arguments[0], dict)
+            or set(call) - {"name", "parameters", "arguments", "type"}
+            or not isinstance(name, str)
+            or not all(_is_ascii_identifier(part) for part in name.split("."))
+            or not all(_is_ascii_identifier(key) for key in arguments[0])
+        ):
+            raise ValueError("pythonic: not a JSON call with a name and arguments")
+        out.append(name + "(" + ", ".join(
+            f"{key}={value!r}" for key, value in arguments[0].items()) + ")")
+    return "[" + ", ".join(out) + "]"
+
+
+def _is_ascii_identifier(text):
+    return text.isascii() and text.isidentifier()
 _FAILED = object()
 
 

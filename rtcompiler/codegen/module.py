@@ -211,6 +211,8 @@ def _robustness(f: Field) -> str:
         out += f" json_end={literal(f.json_end)},"
     if f.yields:
         out += f" yields={literal(list(f.yields))}, yield_join={literal(f.yield_join)},"
+    if f.extend:
+        out += " extend=True,"
     return out
 
 

@@ -53,13 +53,13 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient", "json_end",
+        "lenient", "json_end", "extend",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
         recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
-        yield_join="", lenient=None, json_end=False,
+        yield_join="", lenient=None, json_end=False, extend=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -88,6 +88,8 @@ class Region:
         # or the literal that follows the value and belongs to the region); see
         # ResponseStream.json_ended.
         self.json_end = json_end
+        # The extend extension: a region's list of calls is added to the earlier ones'.
+        self.extend = extend
 
 
 class RegionTable:
@@ -98,7 +100,7 @@ class RegionTable:
         "anchor_literals", "required", "watches", "landmarks", "landmark_of", "walks", "modes",
         "prompt_states",
         "context_free",
-        "transitions", "states", "string_modes", "yielding",
+        "transitions", "states", "string_modes", "yielding", "cut_opens",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -145,6 +147,18 @@ class RegionTable:
                 self.watches[target, name] = (
                     self.watches[target] + [("close", region, region.close, ("close", name))]
                 )
+        # Per mode, the literals of the recovering fields' opens it watches that look like
+        # markup (begin with < or [): an output that ends in the beginning of one, cut in
+        # the middle of its spelling, ends with no text (docs/extensions.md, recover).
+        self.cut_opens = {}
+        for mode, entries in self.watches.items():
+            cut = sorted({
+                s for kind, r, d, _ in entries
+                if kind == "open" and r.recover and d.regex.prefilter is not None
+                for s in d.regex.prefilter.literals if s[:1] in "<[" and len(s) > 2
+            })
+            if cut:
+                self.cut_opens[mode] = cut
         # Per mode, a stdlib pattern that finds, in a piece of text searched from
         # its start, everything that could leave a watched delimiter matched or
         # pending (see Prefilter.danger). A piece it does not match is all
@@ -266,6 +280,18 @@ def _first_characters(prefilters):
         chr(c) for p in prefilters for lo, hi in p.lead_ranges for c in range(lo, hi + 1)
     )
     return frozenset(first)
+
+
+def cut_open_length(text, literals):
+    """How many characters at the end of ``text`` are the beginning of one of
+    ``literals`` (two characters or more, not the whole literal), the longest; 0 for none."""
+    best = 0
+    for literal in literals:
+        for k in range(min(len(literal) - 1, len(text)), max(best, 1), -1):
+            if text.endswith(literal[:k]):
+                best = k
+                break
+    return best
 
 
 def _landmarks(regions):

@@ -45,7 +45,7 @@ from __future__ import annotations
 # A generated module defines these in the sections before this one.
 from .engine import Match
 from .memo import _TRANSITION_HELD, StreamMemo
-from .regions import truncate_at_last_anchor
+from .regions import cut_open_length, truncate_at_last_anchor
 from .whole import (
     _FORM_HELD,
     _FORM_READ,
@@ -589,7 +589,14 @@ class ResponseStream(StreamMemo, WholePass):
                 continue
             if eos:
                 if self.pos < self.end:
-                    self.accumulate(events, self.text(self.pos, self.end))
+                    text = self.text(self.pos, self.end)
+                    cut = self.table.cut_opens.get(
+                        self.current if self.resume_to is None
+                        else (self.current, self.resume_to)
+                    )
+                    if cut is not None:
+                        text = text[: len(text) - cut_open_length(text, cut)]
+                    self.accumulate(events, text)
                     self.pos = self.end
                 self.close_current(events, True)
                 break
@@ -1058,6 +1065,10 @@ class ResponseStream(StreamMemo, WholePass):
                     f"{type(previous).__name__}, not a list"
                 )
             previous.append(value)
+        elif region.extend:
+            # (a new list: a default list of the template is never changed in place)
+            previous = self.output.get(name)
+            self.output[name] = previous + value if isinstance(previous, list) else value
         elif self.resumed:
             # The next piece of a yielding region: its value joins the pieces before.
             previous = self.output.get(name)
@@ -1182,7 +1193,16 @@ class ResponseStream(StreamMemo, WholePass):
     def reread(self, region, text):
         """The value of a failed recovering region whose body is near-JSON with one
         string delimiter (Gemma 4's), read leniently (see LenientReader) and then
-        processed as the JSON it stands for; _FAILED when that fails too."""
+        processed as the JSON it stands for, or a pythonic region whose body is JSON
+        calls (see pythonic_from_json); _FAILED when that fails too."""
+        if region.recover == "pythonic":
+            try:
+                value = region.process(pythonic_from_json(text), self.captures)
+                if self.coerce is not None:
+                    value = self.coerce(value)
+            except (ValueError, TypeError, KeyError, RecursionError):
+                return _FAILED
+            return value
         delimiter = region.lenient
         if delimiter is None:
             return _FAILED
@@ -1299,6 +1319,38 @@ class ResponseStream(StreamMemo, WholePass):
 _UNFINISHED = "unfinished: the output ended inside the region"
 _json_raw = _json.JSONDecoder().raw_decode
 _SPACES = _re.compile(r"\s*")
+
+
+def pythonic_from_json(text):
+    """The pythonic call list that JSON calls stand for: ``text`` is one object
+    ``{"name": NAME, "parameters": {...}}`` (or ``"arguments"``; a ``"type"`` key is
+    allowed) or a JSON array of them, as Llama 4 writes them in its python wrapper.
+    Each value is written as its Python literal; ValueError when ``text`` is not that.
+    Names and keys are checked here, as they are pasted into the list's text (ASCII
+    only: Python's parser would normalise other identifiers, changing the key)."""
+    value = _json.loads(text)
+    calls = value if isinstance(value, list) else [value]
+    out = []
+    for call in calls:
+        if not isinstance(call, dict):
+            raise ValueError("pythonic: a JSON call is an object")
+        arguments = [call[k] for k in ("parameters", "arguments") if k in call]
+        name = call.get("name")
+        if (
+            len(arguments) != 1 or not isinstance(arguments[0], dict)
+            or set(call) - {"name", "parameters", "arguments", "type"}
+            or not isinstance(name, str)
+            or not all(_is_ascii_identifier(part) for part in name.split("."))
+            or not all(_is_ascii_identifier(key) for key in arguments[0])
+        ):
+            raise ValueError("pythonic: not a JSON call with a name and arguments")
+        out.append(name + "(" + ", ".join(
+            f"{key}={value!r}" for key, value in arguments[0].items()) + ")")
+    return "[" + ", ".join(out) + "]"
+
+
+def _is_ascii_identifier(text):
+    return text.isascii() and text.isidentifier()
 _FAILED = object()
 
 

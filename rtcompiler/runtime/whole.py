@@ -11,6 +11,7 @@ the engine's :class:`Match`; the stream's answers use them too.
 from __future__ import annotations
 
 from .engine import Match
+from .regions import cut_open_length
 
 # isort: split
 
@@ -218,8 +219,15 @@ class WholePass:
         """The end of a whole-text pass: the rest goes to the open region, which closes."""
         if self.pos < self.end:
             if self.current is not None:
-                self.opened = True
-                self.tail.append(held[self.pos - base :])
+                rest = held[self.pos - base :]
+                cut = self.table.cut_opens.get(
+                    self.current if self.resume_to is None else (self.current, self.resume_to)
+                )
+                if cut is not None:
+                    rest = rest[: len(rest) - cut_open_length(rest, cut)]
+                if rest:
+                    self.opened = True
+                    self.tail.append(rest)
             self.pos = self.end
         self.close_current(None, True)
 

@@ -66,6 +66,7 @@ EXTENSION_CONTENT_ARGS = {"typed-values": ("xml-inline", "typed_values")}
 ROBUSTNESS = {
     "recover": "recover", "close-outside-strings": "close_outside_strings", "yield": "yield_to",
     "json-end": "json_end",
+    "extend": "extend",
 }
 # Those of them whose key is true or false.
 _BOOLEAN_ROBUSTNESS = ("recover", "close-outside-strings")
@@ -352,6 +353,7 @@ def _load_field(
         _forbid_unused_captures(path, raw, open_, close)
 
     recover, outside_strings = _robustness(path, raw, extensions, content, open_, close)
+    extend = _extend(path, raw, extensions, open_, repeats, transform_each)
     yields, yield_join = _yield_to(path, raw, extensions, content, open_, close, repeats)
     json_end = _json_end(path, raw, extensions, content, open_)
     tags_only = _tags_only(path, raw, extensions, content, recover)
@@ -382,7 +384,37 @@ def _load_field(
         json_end=json_end,
         tags_only=tags_only,
         recover_tag_pattern=recover_tag_pattern,
+        extend=extend,
     )
+
+
+def _extend(
+    path: str, raw: dict[str, Any], extensions: tuple[str, ...], open_: Delimiter | None,
+    repeats: Any, transform_each: bool,
+) -> bool:
+    """The field's ``extend`` (docs/extensions.md): a later region's list of calls is
+    added to the earlier ones' instead of replacing them."""
+    if "extend" not in raw:
+        return False
+    where = child_path(path, "extend")
+    if "extend" not in extensions:
+        raise TemplateError(
+            where,
+            f"'extend' is an rtcompiler extension: declare it with "
+            f'"{EXTENSIONS_KEY}": ["extend"] at the top of the template '
+            "(transformers will then refuse the template; see docs/extensions.md)",
+        )
+    value = raw["extend"]
+    if not isinstance(value, bool):
+        raise TemplateError(where, f"must be true or false, got {_kind(value)}")
+    if value and not transform_each:
+        raise TemplateError(where, "needs 'transform_each': true (a region gives a list)")
+    if value and repeats:
+        raise TemplateError(
+            where, "a repeating field keeps each region's list apart; drop 'repeats'")
+    if value and open_ is None:
+        raise TemplateError(where, "the implicit field has one region: nothing to extend")
+    return value
 
 
 def _yield_to(

@@ -130,6 +130,9 @@ class Field:
     tags_only: bool = False
     # With it, the tag pattern that reads such a body again before it is given up.
     recover_tag_pattern: str | None = None
+    # The extend extension: a later region's list (transform_each) is added to the
+    # earlier ones' instead of replacing them.
+    extend: bool = False
 
     @property
     def is_implicit(self) -> bool:

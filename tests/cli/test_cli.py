@@ -131,7 +131,7 @@ def test_list_shows_every_bundled_grammar_and_its_extensions():
     assert rows["deepseek_v32:strict"].endswith("(extension: typed-values)")
     # No implicit field: a recovered call's text goes to the content field it names.
     assert rows["command_r7b"].endswith(
-        "(extension: recover, close-outside-strings, yield)")
+        "(extension: recover, close-outside-strings, yield, extend)")
     assert "extension" not in rows["command_r7b:strict"]
     assert rows["llama4_pythonic"].endswith("(extension: pythonic, recover)")
     assert rows["llama4_pythonic:strict"].endswith("(extension: pythonic)")

@@ -455,6 +455,94 @@ def test_an_unfinished_pythonic_list_is_parsed_once_at_the_end():
     assert per[2] <= per[0] * 1.1 + 0.5, per
 
 
+# -- an open cut in the middle of its spelling at the very end ------------------------------
+
+
+@pytest.mark.parametrize("tail", ["<t", "<tool_", "<tool_call"])
+def test_an_output_ending_in_the_beginning_of_a_recovering_open_ends_with_no_text(tail):
+    # A text decode of a partial stream ends inside a token (FreeToken PR #346).
+    text = f'Hi.<tool_call>{{"name": "f", "arguments": {{}}}}</tool_call>So {tail}'
+    want = {"tool_calls": [call("f")], "content": "Hi.\n\nSo"}
+    assert_everywhere(MODULE, text, want)
+    assert_everywhere(MODULE, tail, {})
+
+
+@pytest.mark.parametrize("text, want", [
+    ("a <", {"content": "a <"}),  # one character is not a cut marker
+    ("a <|im_end", {"content": "a <|im_end"}),  # the beginning of a close, not of an open
+    ("a <tool_call> b", {"content": "a\n\nb"}),  # a whole open opens (an unfinished call)
+    ("<tool_call>{}</tool_call>x <tool_cal y", {"content": "{}\n\nx <tool_cal y"}),
+])
+def test_only_the_very_end_and_only_an_opens_beginning_is_cut(text, want):
+    assert_everywhere(MODULE, text, want)
+
+
+def test_without_recover_an_opens_beginning_at_the_end_stays_text():
+    strict = load_parser(load_template(grammars.strict_spec(QWEN)))
+    assert_everywhere(strict, "So <tool_call", {"content": "So <tool_call"})
+
+
+# A pythonic field whose open also takes a JSON object or array (Llama 4 in its wrapper).
+PYTHONIC_JSON = copy.deepcopy(PYTHONIC)
+PYTHONIC_JSON["fields"]["tool_calls"]["open_pattern"] = r"^\s*(?=\[\s*[A-Za-z_][\w.]*\(|\[?\s*\{)"
+PYTHONIC_JSON_MODULE = load_parser(load_template(PYTHONIC_JSON))
+
+
+@pytest.mark.parametrize("text, want", [
+    ('{"name": "f", "parameters": {"q": "a\\"b\\u00e9", "n": [1, 2.5, null, true], '
+     '"d": {"k": {"from": -1e-05}}}}',
+     {"tool_calls": [call("f", q='a"b\u00e9', n=[1, 2.5, None, True], d={"k": {"from": -1e-05}})]}),
+    ('[{"name": "a.b", "arguments": {}, "type": "function"}, '
+     '{"name": "g", "parameters": {"from": 1}}]',
+     {"tool_calls": [call("a.b"), call("g", **{"from": 1})]}),
+    # Only the calls the JSON says: a name or key that is not one is text, never pasted in.
+    ('{"name": "f(), rm", "parameters": {}}', {"content": '{"name": "f(), rm", "parameters": {}}'}),
+    ('{"name": "f", "parameters": {"x=1, y": 2}}',
+     {"content": '{"name": "f", "parameters": {"x=1, y": 2}}'}),
+    ('{"name": "f", "parameters": {}, "arguments": {}}',
+     {"content": '{"name": "f", "parameters": {}, "arguments": {}}'}),
+    ('{"name": "f", "parameters": {}, "extra": 1}',
+     {"content": '{"name": "f", "parameters": {}, "extra": 1}'}),
+    ('{"name": "f", "parameters": {"x": 1e999}}',
+     {"content": '{"name": "f", "parameters": {"x": 1e999}}'}),
+    ('{"name": "f", "parameters": {"\ufb01le": 1}}',  # Python would read it as "file"
+     {"content": '{"name": "f", "parameters": {"\ufb01le": 1}}'}),
+    ('[{"name": "f", "parameters": {}}, 3]', {"content": '[{"name": "f", "parameters": {}}, 3]'}),
+])
+def test_a_pythonic_body_of_json_calls_is_those_calls(text, want):
+    assert_everywhere(PYTHONIC_JSON_MODULE, text + "<|eot|>", want)
+
+
+def test_json_calls_cut_anywhere_are_text_and_whole_without_their_close_are_calls():
+    text = '{"name": "rm", "parameters": {"path": "/tmp/build", "force": true}}'
+    for cut in range(1, len(text)):
+        want = {"content": text[:cut].strip()} if text[:cut].strip() else {}
+        assert whole(PYTHONIC_JSON_MODULE, text[:cut]) == want, cut
+    assert_everywhere(PYTHONIC_JSON_MODULE, text,
+                      {"tool_calls": [call("rm", path="/tmp/build", force=True)]})
+
+
+def test_a_pythonic_body_is_read_as_json_only_after_its_own_parse_failed():
+    parsed = []
+    module = load_parser(load_template(PYTHONIC_JSON))
+    region = module.TABLE.by_name["tool_calls"]
+    process = region.process
+
+    def counting(body, captures):
+        parsed.append(body)
+        return process(body, captures)
+
+    region.process = counting  # the module is cached: put back below
+    try:
+        whole(module, "[f(x=1)]<|eot|>")
+        assert parsed == ["[f(x=1)]"]  # a call list: one parse, no JSON reading
+        parsed.clear()
+        whole(module, '{"name": "f", "parameters": {"x": 1}}<|eot|>')
+        assert parsed == ['{"name": "f", "parameters": {"x": 1}}', "[f(x=1)]"]
+    finally:
+        region.process = process
+
+
 def _without(*keys: str) -> dict:
     spec = copy.deepcopy(QWEN)
     for key in keys:
