@@ -487,9 +487,6 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
-        # The beginnings of its matches (see automata/capture.py), compiled when first
-        # asked for (see beginning).
-        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -563,15 +560,6 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
-
-    def beginning(self):
-        """The compiled search for a text from a start to the end that begins a match
-        (its ``match`` method), or None."""
-        source = self.beginnings
-        if source is None or type(source) is not str:
-            return source
-        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
-        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -4778,12 +4766,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    # (With no lead class, what pends is the beginning of a literal,
-                    # shorter than the literal: no run is read again and again, only
-                    # held text, the text before the last piece, bounded here.)
-                    if eos or n - lo <= _SHORT_HELD or (
-                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
-                    ):
+                    if eos or n - lo <= _SHORT_HELD:
                         self.examined += n - lo
                         if eos:
                             return None
@@ -4809,23 +4792,6 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
-                    if (
-                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
-                    ):
-                        # No match from t, the leftmost start an attempt can have
-                        # (above); none can begin after it without a literal of its own.
-                        # So the search pends at t exactly when the rest of the text
-                        # begins a match (a header cut by the end of a long piece): the
-                        # stdlib search of the beginnings says so, where a scanner
-                        # would step the header in Python. If it does not, the scanner
-                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
-                        # which steps each new piece alone.)
-                        self.examined += (n - j) + (n - t)
-                        if regex.beginning()(held, t) is not None:
-                            if key is not None:
-                                self.remember_answer(regex, key, t + base - self.pos)
-                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -5698,7 +5664,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:S(?:T(?:A(?:R(?:T(?:_(?:O(?:F(?:_(?:T(?:U(?:R(?:N(?:_(?:T(?:O(?:K(?:E(?:N(?:\\|(?:>(?:<(?:\\|(?:C(?:H(?:A(?:T(?:B(?:O(?:T(?:_(?:T(?:O(?:K(?:E(?:N(?:\\|>?|\\|?)|N?)|E?)|K?)|O?)|T?)|_?)|T?)|O?)|B?)|T?)|A?)|H?)|C?)|\\|?)|<?)|>?)|\\|?)|N?)|E?)|K?)|O?)|T?)|_?)|N?)|R?)|U?)|T?)|_?)|F?)|O?)|_?)|T?)|R?)|A?)|T?)|S?)|\\|?)|<?)',
         },
     },
     # 1: '<\\|START_THINKING\\|>'
@@ -5864,7 +5829,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:S(?:T(?:A(?:R(?:T(?:_(?:T(?:H(?:I(?:N(?:K(?:I(?:N(?:G(?:\\|>?|\\|?)|G?)|N?)|I?)|K?)|N?)|I?)|H?)|T?)|_?)|T?)|R?)|A?)|T?)|S?)|\\|?)|<?)',
         },
     },
     # 2: '<\\|END_THINKING\\|>'
@@ -6020,7 +5984,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:E(?:N(?:D(?:_(?:T(?:H(?:I(?:N(?:K(?:I(?:N(?:G(?:\\|>?|\\|?)|G?)|N?)|I?)|K?)|N?)|I?)|H?)|T?)|_?)|D?)|N?)|E?)|\\|?)|<?)',
         },
     },
     # 3: '<\\|START_ACTION\\|>'
@@ -6176,7 +6139,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:S(?:T(?:A(?:R(?:T(?:_(?:A(?:C(?:T(?:I(?:O(?:N(?:\\|>?|\\|?)|N?)|O?)|I?)|T?)|C?)|A?)|_?)|T?)|R?)|A?)|T?)|S?)|\\|?)|<?)',
         },
     },
     # 4: '<\\|END_ACTION\\|>'
@@ -6324,7 +6286,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:E(?:N(?:D(?:_(?:A(?:C(?:T(?:I(?:O(?:N(?:\\|>?|\\|?)|N?)|O?)|I?)|T?)|C?)|A?)|_?)|D?)|N?)|E?)|\\|?)|<?)',
         },
     },
     # 5: '<\\|START_RESPONSE\\|>'
@@ -6487,7 +6448,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:S(?:T(?:A(?:R(?:T(?:_(?:R(?:E(?:S(?:P(?:O(?:N(?:S(?:E(?:\\|>?|\\|?)|E?)|S?)|N?)|O?)|P?)|S?)|E?)|R?)|_?)|T?)|R?)|A?)|T?)|S?)|\\|?)|<?)',
         },
     },
     # 6: '<\\|END_RESPONSE\\|>'
@@ -6619,7 +6579,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:E(?:N(?:D(?:_(?:R(?:E(?:S(?:P(?:O(?:N(?:S(?:E(?:\\|>?|\\|?)|E?)|S?)|N?)|O?)|P?)|S?)|E?)|R?)|_?)|D?)|N?)|E?)|\\|?)|<?)',
         },
     },
 ]

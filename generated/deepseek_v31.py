@@ -493,9 +493,6 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
-        # The beginnings of its matches (see automata/capture.py), compiled when first
-        # asked for (see beginning).
-        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -569,15 +566,6 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
-
-    def beginning(self):
-        """The compiled search for a text from a start to the end that begins a match
-        (its ``match`` method), or None."""
-        source = self.beginnings
-        if source is None or type(source) is not str:
-            return source
-        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
-        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -4757,12 +4745,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    # (With no lead class, what pends is the beginning of a literal,
-                    # shorter than the literal: no run is read again and again, only
-                    # held text, the text before the last piece, bounded here.)
-                    if eos or n - lo <= _SHORT_HELD or (
-                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
-                    ):
+                    if eos or n - lo <= _SHORT_HELD:
                         self.examined += n - lo
                         if eos:
                             return None
@@ -4788,23 +4771,6 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
-                    if (
-                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
-                    ):
-                        # No match from t, the leftmost start an attempt can have
-                        # (above); none can begin after it without a literal of its own.
-                        # So the search pends at t exactly when the rest of the text
-                        # begins a match (a header cut by the end of a long piece): the
-                        # stdlib search of the beginnings says so, where a scanner
-                        # would step the header in Python. If it does not, the scanner
-                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
-                        # which steps each new piece alone.)
-                        self.examined += (n - j) + (n - t)
-                        if regex.beginning()(held, t) is not None:
-                            if key is not None:
-                                self.remember_answer(regex, key, t + base - self.pos)
-                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -5685,7 +5651,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:｜(?:A(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:｜(?:>(?:</think>){0,0}(?:<(?:/(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|/?)|<?)|>?)|｜?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|A?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:o(?:u(?:t(?:p(?:u(?:t(?:▁(?:e(?:n(?:d(?:｜>?|｜?)|d?)|n?)|e?)|▁?)|t?)|u?)|p?)|t?)|u?)|o?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?))',
         },
     },
     # 1: '^<think>'
@@ -5871,7 +5836,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:/(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|/?)|<?)',
         },
     },
     # 3: '(?:<｜tool▁calls▁begin｜>\\s*)?<｜tool▁call▁begin｜>\\s*(?P<name>[^<\\s]+)\\s*<｜tool▁sep｜>\\s*'
@@ -6308,7 +6272,6 @@ _REGEX_DATA = [
             'names': {'name': ['name']},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<｜tool▁calls▁begin｜>(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}){0,1}(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:▁(?:b(?:e(?:g(?:i(?:n(?:｜(?:>(?:(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:s(?:e(?:p(?:｜(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|｜?)|p?)|e?)|s?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,})|[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]{0,})|[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,})|>?)|｜?)|n?)|i?)|g?)|e?)|b?)|▁?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|(?:<｜tool▁calls▁begin｜>(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}){0,0}(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:b(?:e(?:g(?:i(?:n(?:｜(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|｜?)|n?)|i?)|g?)|e?)|b?)|▁?)|s?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?))',
         },
     },
     # 4: '\\s*(?:<｜tool▁call▁end｜>\\s*|(?=<｜tool▁calls▁end｜>))'
@@ -7132,7 +7095,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:b(?:e(?:g(?:i(?:n(?:｜>?|｜?)|n?)|i?)|g?)|e?)|b?)|▁?)|s?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|(?:<(?:｜(?:e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜>?|｜?)|e?)|c?)|n?)|e?)|t?)|n?)|e?)|s?)|▁?)|f?)|o?)|▁?)|d?)|n?)|e?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:▁(?:b(?:e(?:g(?:i(?:n(?:｜>?|｜?)|n?)|i?)|g?)|e?)|b?)|▁?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:e(?:n(?:d(?:｜>?|｜?)|d?)|n?)|e?)|▁?)|s?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:▁(?:e(?:n(?:d(?:｜>?|｜?)|d?)|n?)|e?)|▁?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:s(?:e(?:p(?:｜>?|｜?)|p?)|e?)|s?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?))',
         },
     },
 ]

@@ -486,9 +486,6 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
-        # The beginnings of its matches (see automata/capture.py), compiled when first
-        # asked for (see beginning).
-        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -562,15 +559,6 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
-
-    def beginning(self):
-        """The compiled search for a text from a start to the end that begins a match
-        (its ``match`` method), or None."""
-        source = self.beginnings
-        if source is None or type(source) is not str:
-            return source
-        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
-        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -4750,12 +4738,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    # (With no lead class, what pends is the beginning of a literal,
-                    # shorter than the literal: no run is read again and again, only
-                    # held text, the text before the last piece, bounded here.)
-                    if eos or n - lo <= _SHORT_HELD or (
-                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
-                    ):
+                    if eos or n - lo <= _SHORT_HELD:
                         self.examined += n - lo
                         if eos:
                             return None
@@ -4781,23 +4764,6 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
-                    if (
-                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
-                    ):
-                        # No match from t, the leftmost start an attempt can have
-                        # (above); none can begin after it without a literal of its own.
-                        # So the search pends at t exactly when the rest of the text
-                        # begins a match (a header cut by the end of a long piece): the
-                        # stdlib search of the beginnings says so, where a scanner
-                        # would step the header in Python. If it does not, the scanner
-                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
-                        # which steps each new piece alone.)
-                        self.examined += (n - j) + (n - t)
-                        if regex.beginning()(held, t) is not None:
-                            if key is not None:
-                                self.remember_answer(regex, key, t + base - self.pos)
-                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -5735,7 +5701,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:\\|(?:t(?:u(?:r(?:n(?:>(?:m(?:o(?:d(?:e(?:l\\\n?|l?)|e?)|d?)|o?)|m?)|>?)|n?)|r?)|u?)|t?)|\\|?)|<?)|(?:<(?:t(?:o(?:o(?:l(?:_(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:\\|>?|\\|?)|e?)|s?)|n?)|o?)|p?)|s?)|e?)|r?)|_?)|l?)|o?)|o?)|t?)|<?))',
         },
     },
     # 1: '<\\|channel>thought'
@@ -5898,7 +5863,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:>(?:t(?:h(?:o(?:u(?:g(?:ht?|h?)|g?)|u?)|o?)|h?)|t?)|>?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)',
         },
     },
     # 2: '<channel\\|>'
@@ -6024,7 +5988,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|>?|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|<?)',
         },
     },
     # 3: '<\\|tool_call>(?:call:(?P<name>[^{<]+))'
@@ -6194,7 +6157,6 @@ _REGEX_DATA = [
             'names': {'name': ['name']},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:>(?:c(?:a(?:l(?:l(?::[\\U00000000-\\U0000003b\\U0000003d-\\U0000007a\\U0000007c-\\U0010ffff]{0,}|:?)|l?)|l?)|a?)|c?)|>?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)',
         },
     },
     # 4: '<tool_call\\|>'
@@ -6308,7 +6270,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|<?)',
         },
     },
     # 5: '<\\|tool_response>|<\\|tool_call>|<tool_call\\|>|<turn\\|>'
@@ -6557,7 +6518,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e>?|e?)|s?)|n?)|o?)|p?)|s?)|e?)|r?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l>?|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|<?)|(?:<(?:t(?:u(?:r(?:n(?:\\|>?|\\|?)|n?)|r?)|u?)|t?)|<?))',
         },
     },
 ]

@@ -486,9 +486,6 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
-        # The beginnings of its matches (see automata/capture.py), compiled when first
-        # asked for (see beginning).
-        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -562,15 +559,6 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
-
-    def beginning(self):
-        """The compiled search for a text from a start to the end that begins a match
-        (its ``match`` method), or None."""
-        source = self.beginnings
-        if source is None or type(source) is not str:
-            return source
-        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
-        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -4750,12 +4738,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    # (With no lead class, what pends is the beginning of a literal,
-                    # shorter than the literal: no run is read again and again, only
-                    # held text, the text before the last piece, bounded here.)
-                    if eos or n - lo <= _SHORT_HELD or (
-                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
-                    ):
+                    if eos or n - lo <= _SHORT_HELD:
                         self.examined += n - lo
                         if eos:
                             return None
@@ -4781,23 +4764,6 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
-                    if (
-                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
-                    ):
-                        # No match from t, the leftmost start an attempt can have
-                        # (above); none can begin after it without a literal of its own.
-                        # So the search pends at t exactly when the rest of the text
-                        # begins a match (a header cut by the end of a long piece): the
-                        # stdlib search of the beginnings says so, where a scanner
-                        # would step the header in Python. If it does not, the scanner
-                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
-                        # which steps each new piece alone.)
-                        self.examined += (n - j) + (n - t)
-                        if regex.beginning()(held, t) is not None:
-                            if key is not None:
-                                self.remember_answer(regex, key, t + base - self.pos)
-                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -7046,7 +7012,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:a(?:n(?:a(?:l(?:y(?:s(?:i(?:s(?:(?:\\ to=(?:browser|python|container)(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,1}(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|(?:\\ to=(?:browser|python|container)(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,0}(?:\\ (?:t(?:o(?:=(?:(?:browser|python|container)[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|(?:(?:b(?:r(?:o(?:w(?:s(?:er?|e?)|s?)|w?)|o?)|r?)|b?)|(?:p(?:y(?:t(?:h(?:on?|o?)|h?)|t?)|y?)|p?)|(?:c(?:o(?:n(?:t(?:a(?:i(?:n(?:er?|e?)|n?)|i?)|a?)|t?)|n?)|o?)|c?)))|=?)|o?)|t?)|\\ ?))|s?)|i?)|s?)|y?)|l?)|a?)|n?)|a?)|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:\\|(?:>(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:\\ (?:t(?:o(?:=(?:(?:browser|python|container)(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:a(?:n(?:a(?:l(?:y(?:s(?:i(?:s(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|s?)|i?)|s?)|y?)|l?)|a?)|n?)|a?)|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|(?:(?:b(?:r(?:o(?:w(?:s(?:er?|e?)|s?)|w?)|o?)|r?)|b?)|(?:p(?:y(?:t(?:h(?:on?|o?)|h?)|t?)|y?)|p?)|(?:c(?:o(?:n(?:t(?:a(?:i(?:n(?:er?|e?)|n?)|i?)|a?)|t?)|n?)|o?)|c?)))|=?)|o?)|t?)|\\ ?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|>?)|\\|?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?))',
         },
     },
     # 2: '<\\|call\\|>|<\\|end\\|>'
@@ -7164,7 +7129,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:\\|(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|\\|?)|<?))',
         },
     },
     # 3: '(?:<\\|start\\|>assistant to=functions\\.(?P<name>[^\\s<]+)\\s*<\\|channel\\|>(?:commentary|analysis)|<\\|channel\\|>(?:commentary|analysis) to=functions\\.(?P<name>[^\\s<]+))[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>'
@@ -8636,7 +8600,6 @@ _REGEX_DATA = [
             'names': {'name': ['name', 'name__2']},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<\\|start\\|>assistant\\ to=functions\\.(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}<\\|channel\\|>(?:commentary|analysis)|<\\|channel\\|>(?:commentary|analysis)\\ to=functions\\.(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,}))(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:(?:<\\|constrain\\|>(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,1}(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|(?:<\\|constrain\\|>(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,0}(?:<(?:\\|(?:c(?:o(?:n(?:s(?:t(?:r(?:a(?:i(?:n(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|n?)|i?)|a?)|r?)|t?)|s?)|n?)|o?)|c?)|\\|?)|<?))|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|(?:(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:\\|(?:>(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:\\ (?:t(?:o(?:=(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s(?:\\.(?:(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:(?:c(?:o(?:m(?:m(?:e(?:n(?:t(?:a(?:ry?|r?)|a?)|t?)|n?)|e?)|m?)|m?)|o?)|c?)|(?:a(?:n(?:a(?:l(?:y(?:s(?:is?|i?)|s?)|y?)|l?)|a?)|n?)|a?))|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,})|[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]{0,})|\\.?)|s?)|n?)|o?)|i?)|t?)|c?)|n?)|u?)|f?)|=?)|o?)|t?)|\\ ?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|>?)|\\|?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:(?:commentary|analysis)(?:\\ (?:t(?:o(?:=(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s(?:\\.[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]{0,}|\\.?)|s?)|n?)|o?)|i?)|t?)|c?)|n?)|u?)|f?)|=?)|o?)|t?)|\\ ?)|(?:(?:c(?:o(?:m(?:m(?:e(?:n(?:t(?:a(?:ry?|r?)|a?)|t?)|n?)|e?)|m?)|m?)|o?)|c?)|(?:a(?:n(?:a(?:l(?:y(?:s(?:is?|i?)|s?)|y?)|l?)|a?)|n?)|a?)))|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)))',
         },
     },
     # 4: '<\\|call\\|>'
@@ -8724,7 +8687,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|\\|?)|<?)',
         },
     },
     # 5: '<\\|end\\|>|<\\|return\\|>|<\\|call\\|>|<\\|message\\|>|<\\|start\\|>[a-z]*|<\\|channel\\|>[^<]*|<\\|constrain\\|>[^<]*'
@@ -9129,7 +9091,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:\\|(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|\\|?)|<?)|(?:<(?:\\|(?:r(?:e(?:t(?:u(?:r(?:n(?:\\|>?|\\|?)|n?)|r?)|u?)|t?)|e?)|r?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:\\|(?:>[\\U00000061-\\U0000007a]{0,}|>?)|\\|?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:o(?:n(?:s(?:t(?:r(?:a(?:i(?:n(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|n?)|i?)|a?)|r?)|t?)|s?)|n?)|o?)|c?)|\\|?)|<?))',
         },
     },
 ]

@@ -486,9 +486,6 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
-        # The beginnings of its matches (see automata/capture.py), compiled when first
-        # asked for (see beginning).
-        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -562,15 +559,6 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
-
-    def beginning(self):
-        """The compiled search for a text from a start to the end that begins a match
-        (its ``match`` method), or None."""
-        source = self.beginnings
-        if source is None or type(source) is not str:
-            return source
-        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
-        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -4777,12 +4765,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    # (With no lead class, what pends is the beginning of a literal,
-                    # shorter than the literal: no run is read again and again, only
-                    # held text, the text before the last piece, bounded here.)
-                    if eos or n - lo <= _SHORT_HELD or (
-                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
-                    ):
+                    if eos or n - lo <= _SHORT_HELD:
                         self.examined += n - lo
                         if eos:
                             return None
@@ -4808,23 +4791,6 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
-                    if (
-                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
-                    ):
-                        # No match from t, the leftmost start an attempt can have
-                        # (above); none can begin after it without a literal of its own.
-                        # So the search pends at t exactly when the rest of the text
-                        # begins a match (a header cut by the end of a long piece): the
-                        # stdlib search of the beginnings says so, where a scanner
-                        # would step the header in Python. If it does not, the scanner
-                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
-                        # which steps each new piece alone.)
-                        self.examined += (n - j) + (n - t)
-                        if regex.beginning()(held, t) is not None:
-                            if key is not None:
-                                self.remember_answer(regex, key, t + base - self.pos)
-                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -5670,7 +5636,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:_(?:o(?:f(?:_(?:r(?:o(?:l(?:e(?:\\|(?:>(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:<(?:\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:r(?:o(?:l(?:e(?:\\|>?|\\|?)|e?)|l?)|o?)|r?)|_?)|f?)|o?)|_?)|d?)|n?)|e?)|\\|?)|<?)|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|>?)|\\|?)|e?)|l?)|o?)|r?)|_?)|f?)|o?)|_?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?)',
         },
     },
     # 1: '<think>'
@@ -5753,7 +5718,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|<?)',
         },
     },
     # 2: '</think>\\s*'
@@ -5941,7 +5905,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:/(?:t(?:h(?:i(?:n(?:k(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|k?)|n?)|i?)|h?)|t?)|/?)|<?)',
         },
     },
     # 3: '<\\|tool_call\\|>|<tool_call>'
@@ -6098,7 +6061,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l>?|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|<?))',
         },
     },
     # 4: '<\\|end_of_text\\|>\\s*'
@@ -6325,7 +6287,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:t(?:e(?:x(?:t(?:\\|(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|\\|?)|t?)|x?)|e?)|t?)|_?)|f?)|o?)|_?)|d?)|n?)|e?)|\\|?)|<?)',
         },
     },
     # 5: '<response>|</response>\\s*|<\\|end_of_text\\|>\\s*'
@@ -6667,7 +6628,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e>?|e?)|s?)|n?)|o?)|p?)|s?)|e?)|r?)|<?)|(?:<(?:/(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|e?)|s?)|n?)|o?)|p?)|s?)|e?)|r?)|/?)|<?)|(?:<(?:\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:t(?:e(?:x(?:t(?:\\|(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|\\|?)|t?)|x?)|e?)|t?)|_?)|f?)|o?)|_?)|d?)|n?)|e?)|\\|?)|<?))',
         },
     },
 ]

@@ -487,9 +487,6 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
-        # The beginnings of its matches (see automata/capture.py), compiled when first
-        # asked for (see beginning).
-        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -563,15 +560,6 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
-
-    def beginning(self):
-        """The compiled search for a text from a start to the end that begins a match
-        (its ``match`` method), or None."""
-        source = self.beginnings
-        if source is None or type(source) is not str:
-            return source
-        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
-        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -5061,12 +5049,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    # (With no lead class, what pends is the beginning of a literal,
-                    # shorter than the literal: no run is read again and again, only
-                    # held text, the text before the last piece, bounded here.)
-                    if eos or n - lo <= _SHORT_HELD or (
-                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
-                    ):
+                    if eos or n - lo <= _SHORT_HELD:
                         self.examined += n - lo
                         if eos:
                             return None
@@ -5092,23 +5075,6 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
-                    if (
-                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
-                    ):
-                        # No match from t, the leftmost start an attempt can have
-                        # (above); none can begin after it without a literal of its own.
-                        # So the search pends at t exactly when the rest of the text
-                        # begins a match (a header cut by the end of a long piece): the
-                        # stdlib search of the beginnings says so, where a scanner
-                        # would step the header in Python. If it does not, the scanner
-                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
-                        # which steps each new piece alone.)
-                        self.examined += (n - j) + (n - t)
-                        if regex.beginning()(held, t) is not None:
-                            if key is not None:
-                                self.remember_answer(regex, key, t + base - self.pos)
-                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -5981,7 +5947,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:o(?:p(?:e(?:n(?:\\|(?:>(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\ (?:r(?:o(?:l(?:e(?:=(?:"(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:"(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?)|"?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|"?)|=?)|e?)|l?)|o?)|r?)|\\ ?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|>?)|\\|?)|n?)|e?)|p?)|o?)|\\|?)|<?)',
         },
     },
     # 1: '<\\|open\\|>think<\\|sep\\|>'
@@ -6153,7 +6118,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:o(?:p(?:e(?:n(?:\\|(?:>(?:t(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?)|k?)|n?)|i?)|h?)|t?)|>?)|\\|?)|n?)|e?)|p?)|o?)|\\|?)|<?)',
         },
     },
     # 2: '<\\|close\\|>message<\\|sep\\|>|<\\|close\\|>think<\\|sep\\|>'
@@ -6449,7 +6413,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|>?)|\\|?)|e?)|s?)|o?)|l?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:t(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?)|k?)|n?)|i?)|h?)|t?)|>?)|\\|?)|e?)|s?)|o?)|l?)|c?)|\\|?)|<?))',
         },
     },
     # 3: '<\\|open\\|>response<\\|sep\\|>'
@@ -6608,7 +6571,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:o(?:p(?:e(?:n(?:\\|(?:>(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?)|e?)|s?)|n?)|o?)|p?)|s?)|e?)|r?)|>?)|\\|?)|n?)|e?)|p?)|o?)|\\|?)|<?)',
         },
     },
     # 4: '<\\|close\\|>[^<]*|<\\|open\\|>[^<]*|<\\|sep\\|>'
@@ -6791,7 +6753,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|e?)|s?)|o?)|l?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:o(?:p(?:e(?:n(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|n?)|e?)|p?)|o?)|\\|?)|<?)|(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?))',
         },
     },
     # 5: '<\\|open\\|>call tool="(?P<name>[^"]*)"(?: index="[^"]*")?<\\|sep\\|>'
@@ -7688,7 +7649,6 @@ _REGEX_DATA = [
             'names': {'name': ['name']},
             'apart': False,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:o(?:p(?:e(?:n(?:\\|(?:>(?:c(?:a(?:l(?:l(?:\\ (?:t(?:o(?:o(?:l(?:=(?:"(?:(?:(?:[\\U00000000-\\U00000021\\U00000023-\\U0010ffff]){0,})(?:"(?:(?:\\ index="(?:[\\U00000000-\\U00000021\\U00000023-\\U0010ffff]){0,}"){0,1}(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?)|(?:\\ index="(?:[\\U00000000-\\U00000021\\U00000023-\\U0010ffff]){0,}"){0,0}(?:\\ (?:i(?:n(?:d(?:e(?:x(?:=(?:"(?:(?:[\\U00000000-\\U00000021\\U00000023-\\U0010ffff]){0,}"?|[\\U00000000-\\U00000021\\U00000023-\\U0010ffff]{0,})|"?)|=?)|x?)|e?)|d?)|n?)|i?)|\\ ?))|"?)|[\\U00000000-\\U00000021\\U00000023-\\U0010ffff]{0,})|"?)|=?)|l?)|o?)|o?)|t?)|\\ ?)|l?)|l?)|a?)|c?)|>?)|\\|?)|n?)|e?)|p?)|o?)|\\|?)|<?)',
         },
     },
     # 6: '<\\|close\\|>call<\\|sep\\|>'
@@ -7857,7 +7817,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:c(?:a(?:l(?:l(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?)|l?)|l?)|a?)|c?)|>?)|\\|?)|e?)|s?)|o?)|l?)|c?)|\\|?)|<?)',
         },
     },
 ]

@@ -477,9 +477,6 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
-        # The beginnings of its matches (see automata/capture.py), compiled when first
-        # asked for (see beginning).
-        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -553,15 +550,6 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
-
-    def beginning(self):
-        """The compiled search for a text from a start to the end that begins a match
-        (its ``match`` method), or None."""
-        source = self.beginnings
-        if source is None or type(source) is not str:
-            return source
-        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
-        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -4741,12 +4729,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    # (With no lead class, what pends is the beginning of a literal,
-                    # shorter than the literal: no run is read again and again, only
-                    # held text, the text before the last piece, bounded here.)
-                    if eos or n - lo <= _SHORT_HELD or (
-                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
-                    ):
+                    if eos or n - lo <= _SHORT_HELD:
                         self.examined += n - lo
                         if eos:
                             return None
@@ -4772,23 +4755,6 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
-                    if (
-                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
-                    ):
-                        # No match from t, the leftmost start an attempt can have
-                        # (above); none can begin after it without a literal of its own.
-                        # So the search pends at t exactly when the rest of the text
-                        # begins a match (a header cut by the end of a long piece): the
-                        # stdlib search of the beginnings says so, where a scanner
-                        # would step the header in Python. If it does not, the scanner
-                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
-                        # which steps each new piece alone.)
-                        self.examined += (n - j) + (n - t)
-                        if regex.beginning()(held, t) is not None:
-                            if key is not None:
-                                self.remember_answer(regex, key, t + base - self.pos)
-                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -5636,7 +5602,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:_(?:h(?:e(?:a(?:d(?:e(?:r(?:_(?:i(?:d(?:\\|(?:>(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:<(?:\\|(?:e(?:n(?:d(?:_(?:h(?:e(?:a(?:d(?:e(?:r(?:_(?:i(?:d(?:\\|(?:>(?:\\\n\\\n?|\\\n?)|>?)|\\|?)|d?)|i?)|_?)|r?)|e?)|d?)|a?)|e?)|h?)|_?)|d?)|n?)|e?)|\\|?)|<?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|>?)|\\|?)|d?)|i?)|_?)|r?)|e?)|d?)|a?)|e?)|h?)|_?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?)',
         },
     },
     # 1: '(?:^\\s*|<\\|python_(?:tag|start)\\|>\\s*|;\\s*)\\{\\s*(?:"type"\\s*:\\s*"function"\\s*,\\s*)?"name"\\s*:\\s*"(?P<name>[^"\\\\]*)"\\s*,\\s*"(?:parameters|arguments)"\\s*:\\s*'
@@ -11940,7 +11905,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:<(?:\\|(?:p(?:y(?:t(?:h(?:o(?:n(?:_(?:s(?:t(?:a(?:r(?:t(?:\\|>?|\\|?)|t?)|r?)|a?)|t?)|s?)|_?)|n?)|o?)|h?)|t?)|y?)|p?)|\\|?)|<?)|(?:<(?:\\|(?:p(?:y(?:t(?:h(?:o(?:n(?:_(?:t(?:a(?:g(?:\\|>?|\\|?)|g?)|a?)|t?)|_?)|n?)|o?)|h?)|t?)|y?)|p?)|\\|?)|<?)|(?:<(?:\\|(?:p(?:y(?:t(?:h(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|n?)|o?)|h?)|t?)|y?)|p?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:o(?:t(?:_(?:i(?:d(?:\\|>?|\\|?)|d?)|i?)|_?)|t?)|o?)|e?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:o(?:m(?:_(?:i(?:d(?:\\|>?|\\|?)|d?)|i?)|_?)|m?)|o?)|e?)|\\|?)|<?))',
         },
     },
 ]

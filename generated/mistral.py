@@ -477,9 +477,6 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
-        # The beginnings of its matches (see automata/capture.py), compiled when first
-        # asked for (see beginning).
-        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -553,15 +550,6 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
-
-    def beginning(self):
-        """The compiled search for a text from a start to the end that begins a match
-        (its ``match`` method), or None."""
-        source = self.beginnings
-        if source is None or type(source) is not str:
-            return source
-        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
-        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -4741,12 +4729,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    # (With no lead class, what pends is the beginning of a literal,
-                    # shorter than the literal: no run is read again and again, only
-                    # held text, the text before the last piece, bounded here.)
-                    if eos or n - lo <= _SHORT_HELD or (
-                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
-                    ):
+                    if eos or n - lo <= _SHORT_HELD:
                         self.examined += n - lo
                         if eos:
                             return None
@@ -4772,23 +4755,6 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
-                    if (
-                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
-                    ):
-                        # No match from t, the leftmost start an attempt can have
-                        # (above); none can begin after it without a literal of its own.
-                        # So the search pends at t exactly when the rest of the text
-                        # begins a match (a header cut by the end of a long piece): the
-                        # stdlib search of the beginnings says so, where a scanner
-                        # would step the header in Python. If it does not, the scanner
-                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
-                        # which steps each new piece alone.)
-                        self.examined += (n - j) + (n - t)
-                        if regex.beginning()(held, t) is not None:
-                            if key is not None:
-                                self.remember_answer(regex, key, t + base - self.pos)
-                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -5524,7 +5490,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:\\[(?:/(?:I(?:N(?:S(?:T\\]?|T?)|S?)|N?)|I?)|/?)|\\[?)|(?:\\[(?:/(?:T(?:O(?:O(?:L(?:_(?:R(?:E(?:S(?:U(?:L(?:T(?:S\\]?|S?)|T?)|L?)|U?)|S?)|E?)|R?)|_?)|L?)|O?)|O?)|T?)|/?)|\\[?))',
         },
     },
     # 1: '\\[TOOL_CALLS\\](?P<name>[^\\[{]+)(?:\\[CALL_ID\\][^\\[]*)?(?:\\[ARGS\\]|(?=\\{))'
@@ -6250,7 +6215,6 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
-            'prefix': '(?:(?:\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S\\]?|S?)|L?)|L?)|A?)|C?)|_?)|L?)|O?)|O?)|T?)|\\[?)|(?:\\[(?:C(?:A(?:L(?:L(?:_(?:I(?:D\\]?|D?)|I?)|_?)|L?)|L?)|A?)|C?)|\\[?)|(?:\\[(?:A(?:R(?:G(?:S\\]?|S?)|G?)|R?)|A?)|\\[?)|(?:<(?:/(?:s>?|s?)|/?)|<?))',
         },
     },
 ]
