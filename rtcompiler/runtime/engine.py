@@ -454,6 +454,9 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
+        # The beginnings of its matches (see automata/capture.py), compiled when first
+        # asked for (see beginning).
+        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -527,6 +530,15 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
+
+    def beginning(self):
+        """The compiled search for a text from a start to the end that begins a match
+        (its ``match`` method), or None."""
+        source = self.beginnings
+        if source is None or type(source) is not str:
+            return source
+        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
+        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is

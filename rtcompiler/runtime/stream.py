@@ -866,7 +866,12 @@ class ResponseStream(StreamMemo, WholePass):
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    if eos or n - lo <= _SHORT_HELD:
+                    # (With no lead class, what pends is the beginning of a literal,
+                    # shorter than the literal: no run is read again and again, only
+                    # held text, the text before the last piece, bounded here.)
+                    if eos or n - lo <= _SHORT_HELD or (
+                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
+                    ):
                         self.examined += n - lo
                         if eos:
                             return None
@@ -892,6 +897,23 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
+                    if (
+                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
+                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
+                    ):
+                        # No match from t, the leftmost start an attempt can have
+                        # (above); none can begin after it without a literal of its own.
+                        # So the search pends at t exactly when the rest of the text
+                        # begins a match (a header cut by the end of a long piece): the
+                        # stdlib search of the beginnings says so, where a scanner
+                        # would step the header in Python. If it does not, the scanner
+                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
+                        # which steps each new piece alone.)
+                        self.examined += (n - j) + (n - t)
+                        if regex.beginning()(held, t) is not None:
+                            if key is not None:
+                                self.remember_answer(regex, key, t + base - self.pos)
+                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
