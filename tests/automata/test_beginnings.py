@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 from rtcompiler.automata import compile_regex
 from rtcompiler.grammars import grammar
 
+from ..sweeps import examples
 from .strategies import patterns, texts_for
 
 CHECK = settings(
-    max_examples=600,
+    max_examples=examples(200, 600),
     deadline=None,
     suppress_health_check=[
         HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large,
