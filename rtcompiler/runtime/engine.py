@@ -1472,7 +1472,7 @@ class Prefilter:
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
         "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
-        "exact", "ahead",
+        "exact", "ahead", "heads_reach",
     )
 
     def __init__(self, data: dict) -> None:
@@ -1504,6 +1504,9 @@ class Prefilter:
         self.exact = bool(data.get("exact"))  # the pattern matches its literals only
         self.ahead = bool(data.get("ahead"))  # a lookahead of its literals only
         heads_source = _beginnings(self.literals)
+        # A literal's proper beginning at the end of a text begins at most this many
+        # characters before the end: pending searches for one there only.
+        self.heads_reach = max(len(s) for s in self.literals) - 1
         self._heads = _re.compile(
             "(?:" + heads_source + ")\\Z", _re.DOTALL
         ) if heads_source is not None else None
@@ -1561,7 +1564,7 @@ class Prefilter:
         n = len(text)
         at = n
         if self._heads is not None:
-            m = self._heads.search(text, lo)
+            m = self._heads.search(text, max(lo, n - self.heads_reach))
             if m is not None:
                 at = m.start()
         if self._lead_class is None:
