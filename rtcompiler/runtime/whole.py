@@ -579,29 +579,32 @@ class WholePass:
         delimiter's literals (the table's landmarks) when there is one.
 
         Counts what it reads in ``examined``: the text up to the hit (or ``hi``)
-        for a search of its own; the landmarks' one pass, once a parse.
+        for a search of its own; the landmarks' one pass, once a parse. ``held``
+        begins at ``base``; the landmarks are kept at absolute positions, since a
+        string that never ends (close_in_open_string) rebases the held text.
         """
         marks = self.marks
+        base = self.base
         if marks is None:
             landmarks = self.table.landmarks
             if landmarks is None:
                 return self._find_counted(pre, held, lo, hi)
             marks = self.marks = {}
             for m in landmarks.finditer(held, lo):
-                marks.setdefault(m.group(), []).append(m.start())
-            self.marks_from = lo
+                marks.setdefault(m.group(), []).append(m.start() + base)
+            self.marks_from = lo + base
             self.examined += len(held) - lo
-        if lo < self.marks_from:
+        if lo + base < self.marks_from:
             return self._find_counted(pre, held, lo, hi)
         best = -1
         for literal in pre.literals:
             starts = marks.get(literal)
             if starts:
-                i = _bisect.bisect_left(starts, lo)
-                if i < len(starts) and starts[i] < hi - len(literal) + 1:
+                i = _bisect.bisect_left(starts, lo + base)
+                if i < len(starts) and starts[i] < hi + base - len(literal) + 1:
                     if best < 0 or starts[i] < best:
                         best = starts[i]
-        return best
+        return best if best < 0 else best - base
 
     def _find_counted(self, pre, held, lo, hi):
         hit = pre.find(held, lo, hi)
