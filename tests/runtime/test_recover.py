@@ -735,6 +735,26 @@ def test_robust_bundled_forms_stream_as_they_parse_whole(data):
     assert got == want
 
 
+@pytest.mark.parametrize("text, content, arguments", [
+    ('x[TOOL_CALLS]:[CALL_ID]{"a": {}}</s>', "x", {"a": {}}),
+    ('[TOOL_CALLS]f[CALL_ID]a1B2c3D4e{"city": {"in": {"x": 1}}}</s>', None,
+     {"city": {"in": {"x": 1}}}),
+])
+def test_a_mistral_call_id_ends_at_the_first_brace_streamed_and_whole(text, content, arguments):
+    # Without [ARGS] the call opens at the '{' after the id. An id that ran on over '{'
+    # made the whole-text parse open the call at the last '{' (a backtracking match)
+    # while a stream opened it at the first: the arguments differed.
+    name = text[len("x[TOOL_CALLS]" if content else "[TOOL_CALLS]"):].split("[")[0]
+    want = {"role": "assistant", "tool_calls": [{
+        "type": "function", "function": {"name": name, "arguments": arguments}}]}
+    if content is not None:
+        want["content"] = content
+    assert_everywhere(FORM_MODULES["mistral"], text, want)
+    strict = grammars.grammar("mistral:strict")
+    assert ref_parse_response(text, strict.spec, prefix="") == want
+    assert load_parser(strict.template).parse_response(text, prefix="") == want
+
+
 @pytest.mark.parametrize("name", [name for name, _ in FORMS])
 def test_robust_bundled_forms_truncated_at_every_position(name):
     module = FORM_MODULES[name]
