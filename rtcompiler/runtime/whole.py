@@ -565,13 +565,15 @@ class WholePass:
 
     def next_literal(self, whole, held, literal, at):
         """Where ``literal`` next occurs in ``held`` from ``at`` on (-1: nowhere), looked
-        up in what an earlier search from no further on found (kept in ``whole``)."""
+        up in what an earlier search from no further on found (kept in ``whole``, at
+        absolute positions: see find_whole)."""
+        base = self.base
         known = whole.get((_NEXT, literal))
-        if known is not None and known[0] <= at and (known[1] < 0 or known[1] >= at):
-            return known[1]
+        if known is not None and known[0] <= at + base and (known[1] < 0 or known[1] >= at + base):
+            return known[1] if known[1] < 0 else known[1] - base
         j = held.find(literal, at)
         self.examined += (len(held) if j < 0 else j) - at
-        whole[_NEXT, literal] = (at, j)
+        whole[_NEXT, literal] = (at + base, j if j < 0 else j + base)
         return j
 
     def find_whole(self, pre, held, lo, hi):

@@ -755,6 +755,26 @@ def test_a_mistral_call_id_ends_at_the_first_brace_streamed_and_whole(text, cont
     assert load_parser(strict.template).parse_response(text, prefix="") == want
 
 
+_G = {"type": "function", "function": {"name": "g", "arguments": {}}}
+
+
+@pytest.mark.parametrize("name, text, want", [
+    ("mistral", 'x[TOOL_CALLS]f[ARGS]aa"</s>[TOOL_CALLS]g[ARGS]{}</s>:',
+     {"content": 'x\n\naa"\n\n:', "tool_calls": [_G]}),
+    ("magistral", '[THINK][TOOL_CALLS]f[ARGS]aa"</s>[TOOL_CALLS]g[ARGS]{}</s>:',
+     {"reasoning_content": 'aa"\n\n:', "tool_calls": [_G]}),
+    ("magistral", '[THINK][TOOL_CALLS]f[ARGS]aa"</s>[TOOL_CALLS]f[ARGS]</s>:',
+     {"reasoning_content": 'aa"\n\n:'}),
+])
+def test_after_a_string_that_never_ends_the_next_calls_close_is_found_whole(name, text, want):
+    # The first call's string never ends: it closes at the first </s> in it, which
+    # rebases the held text. The next call's close (an alternation: </s> or before
+    # [TOOL_CALLS]) was then looked up, whole-text, at where </s> occurs in the text
+    # before the rebase: missed, the call was unfinished and lost (its text kept).
+    want = {"role": "assistant", **want}
+    assert_everywhere(FORM_MODULES[name], text, want)
+
+
 @pytest.mark.parametrize("name", [name for name, _ in FORMS])
 def test_robust_bundled_forms_truncated_at_every_position(name):
     module = FORM_MODULES[name]
