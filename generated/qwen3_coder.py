@@ -1492,7 +1492,7 @@ class Prefilter:
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
         "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
-        "exact",
+        "exact", "ahead",
     )
 
     def __init__(self, data: dict) -> None:
@@ -1522,6 +1522,7 @@ class Prefilter:
         # whole literal is known without the DFA (see :meth:`pending`).
         self.simple = self.lead_loop or bool(data.get("bare"))
         self.exact = bool(data.get("exact"))  # the pattern matches its literals only
+        self.ahead = bool(data.get("ahead"))  # a lookahead of its literals only
         heads_source = _beginnings(self.literals)
         self._heads = _re.compile(
             "(?:" + heads_source + ")\\Z", _re.DOTALL
@@ -2801,7 +2802,8 @@ class RegionTable:
 
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
-        "anchor_literals", "required", "watches", "landmarks", "walks", "modes", "prompt_states",
+        "anchor_literals", "required", "watches", "landmarks", "landmark_of", "walks", "modes",
+        "prompt_states",
         "context_free",
         "transitions", "states", "string_modes", "yielding", "cut_opens",
     )
@@ -2927,11 +2929,11 @@ class RegionTable:
             gate = next(iter(heads)) if len(heads) == 1 and spaces is not None else None
             self.quiet[mode] += (gate, spaces or None)
 
-        self.landmarks = _landmarks(regions)
+        self.landmarks, self.landmark_of = _landmarks(regions)
         # Per mode, for a whole-text parse: each landmark -> the watchers whose
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
-        self.walks = {} if self.landmarks is None else _walks(self.watches)
+        self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)
         # Regions whose close counts only outside JSON strings: their mode has a scan of
         # its own (see ResponseStream.scan_outside_strings) and no walk; the quick path
         # of a feed reads the text it gives to such a region for its strings.
@@ -2998,26 +3000,46 @@ def cut_open_length(text, literals):
 
 
 def _landmarks(regions):
-    """One stdlib search that finds every occurrence of every delimiter's literal, or None.
+    """One stdlib search that finds every occurrence of every delimiter's literal, and
+    each literal -> the landmark it begins with; (None, None) when there is none.
 
     A whole-text parse then reads the text once, instead of once per watched
     delimiter that has no match left (each such search runs to the end). It
     needs an alternation sre searches fast (one first character for all) and
-    literals whose occurrences never overlap (none begins inside another or
+    landmarks whose occurrences never overlap (none begins inside another or
     itself, none begins another), so that ``finditer`` meets every occurrence.
+    A literal that begins with another literal (Harmony's header
+    ``<|channel|>analysis<|message|>`` and a bare ``<|channel|>``) is found by the
+    shorter one's landmark, where every match holding it begins too; a fixed
+    delimiter's literal must be a landmark itself (the walk takes the landmark
+    for its match).
     """
     literals = set()
+    fixed = set()
     for region in regions:
         for delimiter in (region.open, region.close):
             if delimiter is not None:
                 pre = delimiter.regex.prefilter
                 if pre is None:
-                    return None
+                    return None, None
                 literals.update(pre.literals)
-    if not literals or len({s[0] for s in literals}) != 1 or not _apart(literals):
-        return None
-    ordered = sorted(literals, key=lambda s: (-len(s), s))
-    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL)
+                if delimiter.fixed is not None:
+                    fixed.update(pre.literals)
+    landmark_of = {}
+    last = None
+    for literal in sorted(literals):
+        # Sorted, the literals that begin with one come right after it.
+        if last is None or not literal.startswith(last):
+            last = literal
+        landmark_of[literal] = last
+    kept = set(landmark_of.values())
+    if (
+        not kept or len({s[0] for s in kept}) != 1 or not fixed <= kept
+        or not _apart(kept)
+    ):
+        return None, None
+    ordered = sorted(kept, key=lambda s: (-len(s), s))
+    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL), landmark_of
 
 
 def _apart(literals):
@@ -3083,13 +3105,21 @@ def _single(entries):
 
 
 def anchor_literals(anchor):
-    """The literals ``anchor`` (a CompiledRegex) matches, when it matches nothing
-    else and they never overlap; else None (see ``truncate_at_last_anchor``)."""
+    """The literals ``anchor`` (a CompiledRegex) matches, each with the length of its
+    match, when it matches nothing else and they never overlap; or a lookahead of
+    literals only, whose empty matches are where they begin; else None (see
+    ``truncate_at_last_anchor``)."""
     pre = anchor.prefilter
-    return pre.literals if pre is not None and pre.exact and _apart(pre.literals) else None
+    if pre is None:
+        return None
+    if pre.ahead:
+        return tuple((literal, 0) for literal in pre.literals)
+    if pre.exact and _apart(pre.literals):
+        return tuple((literal, len(literal)) for literal in pre.literals)
+    return None
 
 
-def _walks(watches):
+def _walks(watches, landmark_of):
     """Per mode whose every watcher's matches begin where one of its literals does,
     or at the run of its lead characters before it (literals none of which begins
     another, or a stdlib form with no bounded lead): each literal -> the watch
@@ -3128,26 +3158,42 @@ def _walks(watches):
             ):
                 break
             for literal in pre.literals:
-                by_literal.setdefault(literal, []).append(entry)
+                entries = by_literal.setdefault(landmark_of[literal], {})
+                entries.setdefault(id(entry), (entry, []))[1].append(literal)
         else:
             walks[mode] = {
-                literal: (entries, _single(entries)) for literal, entries in by_literal.items()
+                landmark: _walk_spot(landmark, list(entries.values()))
+                for landmark, entries in by_literal.items()
             }
     return walks
+
+
+def _walk_spot(landmark, found):
+    """``(entries, single, longer)`` for a landmark: its watch entries, ``_single`` of
+    them, and, when some entry's literals only begin with the landmark, per entry the
+    literals one of which must stand at the landmark for it to match there (None
+    where the landmark is its literal): checked before its form is tried, so that a
+    shorter landmark costs no failed match (see ``WholePass.best_at``)."""
+    entries = [entry for entry, _ in found]
+    if all(landmark in literals for _, literals in found):
+        return entries, _single(entries), None
+    longer = [None if landmark in literals else tuple(literals) for _, literals in found]
+    return entries, None, longer
 
 
 def truncate_at_last_anchor(anchor, prefix, literals=None):
     """The prefix after the last match of the start anchor (all of it if none).
 
-    ``literals``: what the anchor matches, when they never overlap (see
-    ``RegionTable.anchor_literals``): the last match is the last occurrence.
+    ``literals``: what the anchor matches and how much of it, when they never
+    overlap (see ``RegionTable.anchor_literals``): the last match is the last
+    occurrence.
     """
     if literals is not None:
         last, last_end = -1, None
-        for literal in literals:
+        for literal, width in literals:
             at = prefix.rfind(literal)
             if at > last:
-                last, last_end = at, at + len(literal)
+                last, last_end = at, at + width
         return prefix if last_end is None else prefix[last_end:]
     # The stdlib form finds regex's spans (see automata/capture.py) where its search is
     # linear, at C speed: cheaper than stepping the automata over a long chat prompt.
@@ -3403,7 +3449,7 @@ class WholePass:
             at = found.start()
             if at + base < pos:
                 continue
-            entries, single = spot
+            entries, single, longer = spot
             if single is not None:
                 kind, region, form = single
                 if form is None:
@@ -3428,7 +3474,7 @@ class WholePass:
             else:
                 self.pos = pos
                 self.formed = _WHOLE_READS * self.end - reads
-                best = self.best_at(held, base, found, at, entries)
+                best = self.best_at(held, base, found, at, entries, longer)
                 reads = _WHOLE_READS * self.end - self.formed
                 if best is None:
                     continue
@@ -3484,13 +3530,17 @@ class WholePass:
             self.end_whole(held, base)
         return done
 
-    def best_at(self, held, base, found, at, entries):
+    def best_at(self, held, base, found, at, entries, longer=None):
         """The walk's choice among the watch ``entries`` whose literal is ``found``
         (at ``at`` in ``held``): ``(start, end, kind, region, regex, stdlib match)``,
         None when none matches there, False when the rest is left to the loop."""
         # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
         best = None
-        for kind, region, delimiter, _ in entries:
+        for k, (kind, region, delimiter, _) in enumerate(entries):
+            if longer is not None and longer[k] is not None and not any(
+                held.startswith(literal, at) for literal in longer[k]
+            ):
+                continue  # none of its literals here: no match of it begins here
             if delimiter.fixed is not None:
                 start, end, regex, matched = at + base, found.end() + base, None, None
             else:
@@ -3732,7 +3782,10 @@ class WholePass:
                 marks.setdefault(m.group(), []).append(m.start())
             self.marks_from = lo
             self.examined += len(held) - lo
-        if lo < self.marks_from:
+        if lo < self.marks_from or not all(
+            self.table.landmark_of[literal] == literal for literal in pre.literals
+        ):
+            # (A literal found by a shorter one's landmark is searched for itself.)
             return self._find_counted(pre, held, lo, hi)
         best = -1
         for literal in pre.literals:
@@ -5494,6 +5547,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
             'exact': True,
+            'ahead': False,
         },
         'captures': {
             'source': '[\\U0000003c][\\U0000007c][\\U00000069][\\U0000006d][\\U0000005f][\\U00000073][\\U00000074][\\U00000061][\\U00000072][\\U00000074][\\U0000007c][\\U0000003e][\\U00000061][\\U00000073][\\U00000073][\\U00000069][\\U00000073][\\U00000074][\\U00000061][\\U0000006e][\\U00000074][\\U0000000a]',
@@ -5575,6 +5629,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
             'exact': True,
+            'ahead': False,
         },
         'captures': {
             'source': '[\\U0000003c][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
@@ -5739,6 +5794,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
             'exact': True,
+            'ahead': False,
         },
         'captures': {
             'source': '(?:[\\U0000003c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e]|[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e])',
@@ -6035,6 +6091,7 @@ _REGEX_DATA = [
             'lead_is_loop': True,
             'bare': False,
             'exact': False,
+            'ahead': False,
         },
         'captures': {
             'source': '(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U00000066][\\U00000075][\\U0000006e][\\U00000063][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U0000003d](?P<name>(?:[\\U00000000-\\U00000009\\U0000000b-\\U0000003d\\U0000003f-\\U0010ffff]){1,})[\\U0000003e][\\U0000000a]',
@@ -6371,6 +6428,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
             'exact': False,
+            'ahead': False,
         },
         'captures': {
             'source': '(?:[\\U0000003c][\\U0000002f][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}|[\\U0000003c][\\U0000002f][\\U00000066][\\U00000075][\\U0000006e][\\U00000063][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U0000007c][\\U00000069][\\U0000006d][\\U0000005f][\\U00000065][\\U0000006e][\\U00000064][\\U0000007c][\\U0000003e])',
@@ -6660,6 +6718,7 @@ _REGEX_DATA = [
             'lead_is_loop': False,
             'bare': True,
             'exact': True,
+            'ahead': False,
         },
         'captures': {
             'source': '(?:[\\U0000003c][\\U0000002f][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e]|[\\U0000003c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e]|[\\U0000003c][\\U0000007c][\\U00000069][\\U0000006d][\\U0000005f][\\U00000065][\\U0000006e][\\U00000064][\\U0000007c][\\U0000003e]|[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e])',
@@ -7263,6 +7322,7 @@ _TAG_DATA = [
                 'lead_is_loop': False,
                 'bare': True,
                 'exact': False,
+                'ahead': False,
             },
             'captures': {
                 'source': '[\\U0000003c][\\U00000070][\\U00000061][\\U00000072][\\U00000061][\\U0000006d][\\U00000065][\\U00000074][\\U00000065][\\U00000072][\\U0000003d](?P<key>(?:[\\U00000000-\\U00000009\\U0000000b-\\U0000003d\\U0000003f-\\U0010ffff]){1,})[\\U0000003e](?:[\\U0000000a]){0,1}(?P<value>(?:(?=([\\U00000000-\\U00000009\\U0000000b-\\U0000003b\\U0000003d-\\U0010ffff]*))\\3(?:[\\U0000000a\\U0000003c](?=([\\U00000000-\\U00000009\\U0000000b-\\U0000003b\\U0000003d-\\U0010ffff]*))\\4)*?))(?:(?:[\\U0000000a]){0,1}[\\U0000003c][\\U0000002f][\\U00000070][\\U00000061][\\U00000072][\\U00000061][\\U0000006d][\\U00000065][\\U00000074][\\U00000065][\\U00000072][\\U0000003e]|[\\U0000000a][\\U0000003c][\\U0000002f][\\U00000066][\\U00000075][\\U0000006e][\\U00000063][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U0000003e])',
@@ -11786,6 +11846,7 @@ _TAG_DATA = [
                 'lead_is_loop': False,
                 'bare': True,
                 'exact': False,
+                'ahead': False,
             },
             'captures': None,
         },

@@ -60,7 +60,21 @@ def prefilter_data(root: ast.Node) -> dict | None:
         "bare": lead == 0 and not lead_set and _is_bare(root),
         "exact": all(len(s) <= MAX_LITERAL_LENGTH for s in literals)
         and _is_exact(root, list(literals)),
+        "ahead": all(len(s) <= MAX_LITERAL_LENGTH for s in literals)
+        and _is_ahead(root, list(literals)),
     }
+
+
+def _is_ahead(root: ast.Node, literals: list[str]) -> bool:
+    """Whether the pattern is a lookahead of its literals and nothing else
+    (``(?=<|start|>assistant)``): it matches, empty, exactly where one begins.
+    A start anchor written so keeps its text for the parser; where its matches are
+    is then told by ``str.rfind`` (see ``truncate_at_last_anchor``).
+    """
+    while isinstance(root, ast.Group):
+        root = root.item
+    ahead = _lookahead_literals(root)
+    return ahead is not None and set(ahead) == set(literals)
 
 
 def _is_exact(root: ast.Node, literals: list[str]) -> bool:

@@ -1460,7 +1460,7 @@ class Prefilter:
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
         "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
-        "exact",
+        "exact", "ahead",
     )
 
     def __init__(self, data: dict) -> None:
@@ -1490,6 +1490,7 @@ class Prefilter:
         # whole literal is known without the DFA (see :meth:`pending`).
         self.simple = self.lead_loop or bool(data.get("bare"))
         self.exact = bool(data.get("exact"))  # the pattern matches its literals only
+        self.ahead = bool(data.get("ahead"))  # a lookahead of its literals only
         heads_source = _beginnings(self.literals)
         self._heads = _re.compile(
             "(?:" + heads_source + ")\\Z", _re.DOTALL

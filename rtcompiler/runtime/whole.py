@@ -262,7 +262,7 @@ class WholePass:
             at = found.start()
             if at + base < pos:
                 continue
-            entries, single = spot
+            entries, single, longer = spot
             if single is not None:
                 kind, region, form = single
                 if form is None:
@@ -287,7 +287,7 @@ class WholePass:
             else:
                 self.pos = pos
                 self.formed = _WHOLE_READS * self.end - reads
-                best = self.best_at(held, base, found, at, entries)
+                best = self.best_at(held, base, found, at, entries, longer)
                 reads = _WHOLE_READS * self.end - self.formed
                 if best is None:
                     continue
@@ -343,13 +343,17 @@ class WholePass:
             self.end_whole(held, base)
         return done
 
-    def best_at(self, held, base, found, at, entries):
+    def best_at(self, held, base, found, at, entries, longer=None):
         """The walk's choice among the watch ``entries`` whose literal is ``found``
         (at ``at`` in ``held``): ``(start, end, kind, region, regex, stdlib match)``,
         None when none matches there, False when the rest is left to the loop."""
         # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
         best = None
-        for kind, region, delimiter, _ in entries:
+        for k, (kind, region, delimiter, _) in enumerate(entries):
+            if longer is not None and longer[k] is not None and not any(
+                held.startswith(literal, at) for literal in longer[k]
+            ):
+                continue  # none of its literals here: no match of it begins here
             if delimiter.fixed is not None:
                 start, end, regex, matched = at + base, found.end() + base, None, None
             else:
@@ -596,7 +600,10 @@ class WholePass:
                 marks.setdefault(m.group(), []).append(m.start() + base)
             self.marks_from = lo + base
             self.examined += len(held) - lo
-        if lo + base < self.marks_from:
+        if lo + base < self.marks_from or not all(
+            self.table.landmark_of[literal] == literal for literal in pre.literals
+        ):
+            # (A literal found by a shorter one's landmark is searched for itself.)
             return self._find_counted(pre, held, lo, hi)
         best = -1
         for literal in pre.literals:

@@ -197,7 +197,7 @@ def test_joined_text_fields_get_their_separator():
     stream = stream_of("gpt_oss", prefix)
     steps, last = feed_chars(stream, text)
     message = accumulate(stream.initial_deltas + [d for s in steps for d in s] + last)
-    assert message["content"] == stream.message["content"] == "one\ntwo"
+    assert message["content"] == stream.message["content"] == "one\n\ntwo"
     assert message["reasoning_content"] == stream.message["reasoning_content"]
 
 

@@ -80,7 +80,7 @@ GATED = [
 def test_gemma_gpt_oss_and_qwen3_are_gated_by_one_character():
     assert {"gemma4", "gpt_oss", "qwen3", "qwen3_coder"} <= set(GATED)
     table = MODULES["gpt_oss"].TABLE
-    assert table.quiet["content"][5] == "<"  # the final channel: "<|end|>", "<|return|>", ...
+    assert table.quiet["content"][5] == "<"  # outside the messages: "<|end|>", "<|channel|>", ...
     assert table.quiet["content"][6] is None  # no lead characters
     # Qwen3's content watches "\s*<tool_call>": its gate comes with the spaces.
     content = MODULES["qwen3"].TABLE.quiet["content"]

@@ -62,10 +62,10 @@ def _outcome(run):
 
 def test_which_literal_sets_get_landmarks():
     assert _module(SPEC, True).TABLE.landmarks is not None
-    # A literal that begins another, or one that begins inside itself, or one whose
-    # end begins another: finditer could step over an occurrence, so no landmarks.
+    # A literal that begins inside another or itself, or one whose end begins another:
+    # finditer could step over an occurrence, so no landmarks. (One that begins another
+    # is found by the shorter one's landmark: OVERLAP below.)
     for spec in (
-        _spec("<think>", "</think>", "<call>" + NAME, "</call>", ["<end>", "<end>x"]),
         _spec("<t<", "</think>", "<call>" + NAME, "</call>", "<end>"),
         _spec("<think>", "</think>", "<call>" + NAME, "</call>", ["<end<", "<eos>"]),
         _spec("<think>", "<th", "<call>" + NAME, "</call>", "<end>"),
@@ -75,6 +75,38 @@ def test_which_literal_sets_get_landmarks():
 
 
 WITH, WITHOUT = _module(SPEC, True), _module(SPEC, False)
+
+# Literals that begin others: "<end>" and "<end>x" (one close), "<call>" and the
+# reasoning's "<call>think>" (two delimiters), "<th" and "<think>".
+OVERLAP = _spec("<think>", "<th", "<call>" + NAME, "</call>", ["<end>", "<end>x"])
+del OVERLAP["fields"]["reasoning_content"]["open"]
+OVERLAP["fields"]["reasoning_content"]["open_pattern"] = "<call>think>+"  # not a fixed one
+OVERLAP_WITH, OVERLAP_WITHOUT = _module(OVERLAP, True), _module(OVERLAP, False)
+OVERLAP_REFERENCE = load_response_template(OVERLAP)
+OVERLAP_PIECES = ["<call>", "<call>think>", "<call>f", "think>", "<th", "<think>", "</call>",
+                  "<end>", "<end>x", "<end", "x", "<", " ", "{}"]
+
+
+def test_a_literal_that_begins_another_takes_its_landmark():
+    table = OVERLAP_WITH.TABLE
+    assert table.landmarks is not None
+    assert table.landmark_of["<end>x"] == "<end>"
+    assert table.landmark_of["<call>think"] == "<call>"
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(st.sampled_from(OVERLAP_PIECES), max_size=30), prefix=st.sampled_from(
+    ["", "<|start|>assistant", "<|start|>assistant<call>think>", "<|start|>assistant<call>f"]
+))
+def test_shorter_landmarks_answer_as_a_search_per_delimiter_and_the_reference(parts, prefix):
+    text = "".join(parts)
+    with_marks = _outcome(lambda: OVERLAP_WITH.parse_response(text, prefix=prefix))
+    assert with_marks == _outcome(lambda: OVERLAP_WITHOUT.parse_response(text, prefix=prefix))
+    ref = _outcome(lambda: reference_parse(text, OVERLAP_REFERENCE, prefix=prefix))
+    if with_marks[0] == ref[0] == "error":
+        assert issubclass(with_marks[1], ref[1]) or issubclass(ref[1], with_marks[1])
+    else:
+        assert with_marks == ref
 REFERENCE = load_response_template(SPEC)
 
 PIECES = [

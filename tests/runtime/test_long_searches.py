@@ -208,8 +208,10 @@ def test_feeds_of_a_few_hundred_characters_find_headers_with_the_stdlib_form():
         stream = parser._stream
         steps.append(stream.steps / len(text))
         read.append((stream.searched + stream.examined) / len(text))
-    assert max(steps) <= 0.1, steps
-    assert max(read) <= 5.5 and read[2] <= read[0] * 1.05, read
+    # The preamble is text outside every region (gpt_oss's content is its implicit
+    # field), where the headers' opens are watched too: a few steps more per header.
+    assert max(steps) <= 0.3 and steps[2] <= steps[0], steps
+    assert max(read) <= 9 and read[2] <= read[0] * 1.05, read
 
 
 # Calls whose close is an alternation with a lookahead of a literal: streamed, the body

@@ -51,9 +51,12 @@ def _assert_bounded(per_size, steps_bound, searched_bound):
     examined = [e for _, e in per_size]
     assert max(steps) <= steps_bound, steps
     assert max(examined) <= searched_bound, examined
-    # No growth with the length (a little slack for the fixed head and tail).
-    assert steps[2] <= steps[0] * 1.05 + 0.05, steps
-    assert examined[2] <= examined[0] * 1.05 + 0.05, examined
+    # No growth with the length (a little slack for the fixed head and tail), judged from
+    # 8K up: a fixed saving at the ends (work per character of 2 - c/n) leaves 2K below
+    # the level the work settles at, as gemma4's failed opens show (1.72, 1.93, 1.98, and
+    # 2.00 at 512K). Quadratic work would grow fourfold from 8K to 32K.
+    assert steps[2] <= steps[1] * 1.05 + 0.05, steps
+    assert examined[2] <= examined[1] * 1.05 + 0.05, examined
 
 
 # -- adversarial inputs (quadratic or exponential in the reference) -------------
