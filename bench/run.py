@@ -65,6 +65,9 @@ WARM_RUN = 0.05
 # ratio across a target line in a median of three.
 SAMPLE_TIME = 0.02
 MAX_REPEAT = 200
+# Realistic texts a case's runs cycle through (see Inputs): each seeded apart, the
+# case's own text first.
+VARIANTS = 8
 SECTIONS = ("realistic", "shapes", "adversarial", "memory", "by_hand")
 SHAPE_MODES = ("parse", "feed64")
 
@@ -73,8 +76,45 @@ def feed_size(mode: str) -> int | None:
     return int(mode[4:]) if mode.startswith("feed") else None
 
 
-def chunked(text: str, k: int) -> list[str]:
-    return [text[i:i + k] for i in range(0, len(text), k)]
+def chunked(text: str, k: int, first: int = 0) -> list[str]:
+    """``text`` in pieces of ``k`` characters, the first one ``first`` long if not 0."""
+    head = [text[:first]] if first else []
+    return head + [text[i:i + k] for i in range(first, len(text), k)]
+
+
+@dataclass
+class Inputs:
+    """What each run of one case is given: a variant of its text, cut in feeds.
+
+    Our parser remembers what feeds did (the stream memo) and the answers its searches
+    found for short unsent text: a server meets again what every answer of a template
+    writes (a tool-call header, an end of turn), and that is measured. Given the same
+    text cut the same way run after run, it would replay every feed of a stream from the
+    memo, which no server sees and the reference is not given. So runs cycle through
+    ``count`` texts (``variant(i)``, seeded apart; 0 is the case's own), and an engine's
+    n-th stream of a variant is cut at a different offset for each of its first ``k``
+    rounds. Sample r's j-th run gets variant r + j for both engines, and a sample of
+    more than one run covers whole cycles (see rounded), so both engines are timed on
+    the same texts.
+    """
+
+    variant: Callable[[int], outputs.Output]
+    count: int
+    k: int | None  # characters per feed; None: the whole text
+    # (engine, variant) -> how many streams of it the engine was given
+    _given: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def rounded(self, repeat: int) -> int:
+        return repeat if repeat == 1 else -(-repeat // self.count) * self.count
+
+    def next(self, engine: str, index: int) -> tuple[outputs.Output, list[str] | None]:
+        index %= self.count
+        out = self.variant(index)
+        if self.k is None:
+            return out, None
+        n = self._given.get((engine, index), 0)
+        self._given[engine, index] = n + 1
+        return out, chunked(out.text, self.k, n % self.k)
 
 
 def parse_size(token: str) -> int:
@@ -109,6 +149,7 @@ class Config:
     robust: bool = True  # rows for the robust form of a grammar that has one
     budget: float = 60.0
     seed: int = 0
+    variants: int = VARIANTS
 
     @classmethod
     def quick(cls) -> Config:
@@ -152,21 +193,25 @@ class Bench:
 
     # -- one measured case -----------------------------------------------------------
 
-    def _runner(self, engine: Engine, out: outputs.Output, mode: str,
+    @staticmethod
+    def _runner(engine: Engine, out: outputs.Output,
                 chunks: list[str] | None) -> Callable[[], Any]:
         if chunks is None:
             return lambda: engine.parse(out.text, out.prefix, out.tools)
         return lambda: engine.timed_stream(chunks, out.prefix, out.tools)
 
     def measure(self, family: str, template_key: str, template: dict, out: outputs.Output,
-                size: int, mode: str, reps: int, warmup: bool) -> dict:
-        """Check parity, then time both engines in alternating order; medians."""
+                size: int, mode: str, reps: int, warmup: bool,
+                variant: Callable[[int], outputs.Output] | None = None) -> dict:
+        """Check parity, then time both engines in alternating order; medians. The runs
+        cycle through ``variant(0)``, ``variant(1)``, ... (see Inputs); without it, through
+        ``out`` cut at different offsets."""
         ours, ref = self.engines(template_key, template)
         k = feed_size(mode)
-        chunks = chunked(out.text, k) if k else None
+        inputs = Inputs(variant or (lambda i: out), self.config.variants if variant else 1, k)
         limit = self.config.budget
         row: dict[str, Any] = {"chars": out.size, "mode": mode,
-                               "feeds": len(chunks) if chunks else None}
+                               "feeds": len(chunked(out.text, k)) if k else None}
         skipped = {e.name: self._over.get((e.name, family)) for e in (ours, ref)}
         live = [e for e in (ours, ref) if skipped[e.name] is None]
         for e in (ours, ref):
@@ -176,15 +221,22 @@ class Bench:
 
         last: dict[str, float] = {}
 
-        def once(engine: Engine) -> tuple[Any, float] | None:
+        def once(engine: Engine, rep: int) -> tuple[Any, float] | None:
             """(message outcome, seconds), or None past the budget."""
-            run = self._runner(engine, out, mode, chunks)
+            def run(index: int) -> Callable[[], Any]:
+                return self._runner(engine, *inputs.next(engine.name, index))
+
             try:
                 estimate = last.get(engine.name)
                 if warmup and (estimate or WARM_RUN) < WARM_RUN:
-                    timed(lambda: outcome(run), limit)  # untimed: caches warm (see WARM_RUN)
+                    # untimed: caches warm (see WARM_RUN), on a text the sample does not start with
+                    warm = run(rep + inputs.count // 2)
+                    timed(lambda: outcome(warm), limit)
                 repeat = _repeats(estimate) if warmup and estimate is not None else 1
-                ran = timed(lambda: outcome(run), limit) if repeat == 1 else _repeated(run, repeat)
+                repeat = inputs.rounded(repeat)
+                runs = [run(rep + j) for j in range(repeat)]
+                ran = (timed(lambda: outcome(runs[0]), limit) if repeat == 1
+                       else _repeated_each(runs))
                 last[engine.name] = ran[1]
                 return ran
             except OverBudget:
@@ -199,7 +251,7 @@ class Bench:
             order = live if rep % 2 == 0 else live[::-1]
             this_rep = {}
             for engine in list(order):
-                ran = once(engine)
+                ran = once(engine, rep)
                 if ran is None:
                     live.remove(engine)
                     continue
@@ -262,6 +314,8 @@ class Bench:
             for kind in c.kinds:
                 for size in sorted(c.sizes):
                     out = outputs.realistic(style, kind, size, c.seed)
+                    variant = _variants(out, partial(outputs.realistic, style, kind, size),
+                                        c.seed)
                     settle_heap()
                     floor = self._floor(floor_run(template, out.text, out.message))
                     # Gemma 4 writes no JSON: its floor counts the arguments' conversion too.
@@ -273,7 +327,7 @@ class Bench:
                         done += 1
                         started = time.perf_counter()
                         row = self.measure(f"{label}/{kind}/{mode}", label, template, out,
-                                           size, mode, c.reps, warmup=True)
+                                           size, mode, c.reps, warmup=True, variant=variant)
                         row.update(section="realistic", style=label, kind=kind, size=size,
                                    floor_s=floor, floor_conv_s=floor_conv)
                         rows.append(row)
@@ -453,9 +507,26 @@ def _repeats(estimate: float) -> int:
     return min(MAX_REPEAT, max(1, round(SAMPLE_TIME / max(estimate, 1e-7))))
 
 
+def _variants(out: outputs.Output, seeded: Callable[[int], outputs.Output],
+              seed: int) -> Callable[[int], outputs.Output]:
+    """Variant i of ``out`` (made with ``seed``): ``seeded(seed + i)``, made when first asked."""
+    made = {0: out}
+
+    def variant(i: int) -> outputs.Output:
+        if i not in made:
+            made[i] = seeded(seed + i)
+        return made[i]
+
+    return variant
+
+
 def _repeated(run: Callable[[], Any], repeat: int) -> tuple[Any, float]:
-    """``repeat`` runs timed as one sample (see SAMPLE_TIME): the last outcome, with a
-    streamed run's tenths summed over the runs, and the mean seconds per run.
+    return _repeated_each([run] * repeat)
+
+
+def _repeated_each(each: Sequence[Callable[[], Any]]) -> tuple[Any, float]:
+    """The runs timed back to back as one sample (see SAMPLE_TIME): the last outcome,
+    with a streamed run's tenths summed over the runs, and the mean seconds per run.
 
     Each run's message is dropped when the next one is made, as a server drops one it
     has sent: kept, a loop of 256K parses held tens of megabytes of fresh strings, and
@@ -465,7 +536,7 @@ def _repeated(run: Callable[[], Any], repeat: int) -> tuple[Any, float]:
 
     def runs() -> Any:
         last = None
-        for _ in range(repeat):
+        for run in each:
             last = None  # (the previous message goes before the next run, not after it)
             last = outcome(run)
             if last[0] == "ok" and isinstance(last[1], tuple):
@@ -477,7 +548,7 @@ def _repeated(run: Callable[[], Any], repeat: int) -> tuple[Any, float]:
     if status == "ok" and timings:
         value = (value[0], StreamTiming(*(sum(t[k] for t in map(astuple, timings))
                                           for k in range(6))))
-    return (status, value), seconds / repeat
+    return (status, value), seconds / len(each)
 
 
 def _sample(result: Any, seconds: float) -> tuple:
@@ -787,6 +858,10 @@ def arguments(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Names
                    help="seconds one run may take before it is interrupted and larger sizes of "
                         "the same case are skipped for that engine (default 60, quick 5)")
     p.add_argument("--seed", type=int)
+    p.add_argument("--variants", type=int,
+                   help=f"seeded texts each realistic case's runs cycle through (default "
+                        f"{VARIANTS}; 1: the case's own text only, still cut at a different "
+                        f"offset each run)")
     p.add_argument("--no-robust", dest="robust", action="store_false", default=None,
                    help="no rows for the robust forms (NAME as bundled, with its robustness "
                         "extensions) beside the strict ones")
@@ -804,7 +879,7 @@ def arguments(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Names
     config = Config.quick() if args.quick else Config.sweep() if args.sweep else Config()
     for name in ("styles", "kinds", "sizes", "modes", "sections", "adversarial",
                  "adversarial_sizes", "shapes", "shape_sizes", "reps", "adversarial_reps",
-                 "memory_size", "memory_feed", "budget", "seed", "robust"):
+                 "memory_size", "memory_feed", "budget", "seed", "variants", "robust"):
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, tuple(value) if isinstance(value, list) else value)

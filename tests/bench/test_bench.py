@@ -262,3 +262,62 @@ def test_the_clock_is_cpu_time_unless_asked(tmp_path):
             assert timing.clock is timing.CLOCKS[name]
     finally:
         timing.use_clock("cpu")
+
+
+def _recording_engine(name: str, given: list):
+    from bench.engines import Engine
+
+    class Recording(Engine):
+        def __init__(self, template: dict) -> None:
+            self.name = name
+
+        def parse(self, text, prefix, tools):
+            given.append((text, None))
+            return {"content": "x"}
+
+        def stream_parser(self, prefix, tools):
+            chunks: list[str] = []
+            given.append(("".join(chunks), chunks))
+
+            class Parser:
+                def feed(self, piece):
+                    chunks.append(piece)
+
+                def finalize(self):
+                    given[-1] = ("".join(chunks), tuple(chunks))
+                    return {"content": "x"}, []
+
+            return Parser()
+
+    return Recording
+
+
+def test_runs_are_given_other_texts_and_other_cuts_not_the_same_stream_again():
+    # Fed the same stream run after run, our memo of feeds replays each one: the bench
+    # flattered small feeds that way, with help the reference does not get.
+    variants = {i: outputs.Output("x", "mixed", f"{i}:" + "abcdefgh" * 40, "", None)
+                for i in range(4)}
+    ours: list = []
+    reference: list = []
+    bench = Bench(Config(reps=3, variants=4), make_ours=_recording_engine("ours", ours),
+                  make_reference=_recording_engine("reference", reference), progress=_quiet)
+    row = bench.measure("x", "x", {}, variants[0], 1024, "feed64", 3, warmup=True,
+                        variant=variants.__getitem__)
+    assert row["parity"] == "checked" and len(ours) > 4 * 64
+    # Every variant, both engines, the case's own text uncut first.
+    assert ours[0][1] == reference[0][1] == tuple(
+        variants[0].text[i:i + 64] for i in range(0, len(variants[0].text), 64))
+    assert {t for t, _ in ours} == {t for t, _ in reference} == {v.text for v in variants.values()}
+    for variant in variants.values():
+        streams = [chunks for text, chunks in ours if text == variant.text][:64]
+        assert len(streams) == 64 and len(set(streams)) == 64  # never the same cut twice
+
+
+def test_a_sample_covers_whole_cycles_of_variants_so_both_engines_time_the_same_texts():
+    from bench.run import Inputs
+
+    texts = [outputs.Output("x", "mixed", f"text {i}", "", None) for i in range(8)]
+    inputs = Inputs(texts.__getitem__, 8, None)
+    assert [inputs.rounded(n) for n in (1, 2, 8, 9, 200)] == [1, 8, 8, 16, 200]
+    given = {e: [inputs.next(e, 3 + j)[0].text for j in range(16)] for e in ("a", "b")}
+    assert given["a"] == given["b"] and sorted(given["a"]) == sorted([t.text for t in texts] * 2)
