@@ -653,11 +653,16 @@ def test_where_the_reference_succeeds_and_nothing_is_unfinished_the_message_is_i
     chunks = data.draw(chunkings(text))
     if "".join(chunks) != text:
         chunks = [text]
+    # An output ending in the beginning of a recovering open ends with no text (see
+    # test_an_output_ending_in_the_beginning_of_a_recovering_open_ends_with_no_text):
+    # unfinished too, where the reference keeps those characters as text.
+    cut_opens = module.ResponseParser("")._stream.table.cut_opens.values()
+    cut = any(module.cut_open_length(text, literals) for literals in cut_opens)
     compared = 0
     for pieces in ([text], chunks):
         want = reference_run(spec, pieces, prefix, tool_list)
         got, unfinished = robust_run(module, pieces, prefix, tool_list)
-        if want is not None and not unfinished:
+        if want is not None and not unfinished and not cut:
             assert json.dumps(got) == json.dumps(want), pieces
             compared += 1
     # parse_response gives what a single feed gives.
