@@ -4071,13 +4071,15 @@ class WholePass:
 
     def next_literal(self, whole, held, literal, at):
         """Where ``literal`` next occurs in ``held`` from ``at`` on (-1: nowhere), looked
-        up in what an earlier search from no further on found (kept in ``whole``)."""
+        up in what an earlier search from no further on found (kept in ``whole``, at
+        absolute positions: see find_whole)."""
+        base = self.base
         known = whole.get((_NEXT, literal))
-        if known is not None and known[0] <= at and (known[1] < 0 or known[1] >= at):
-            return known[1]
+        if known is not None and known[0] <= at + base and (known[1] < 0 or known[1] >= at + base):
+            return known[1] if known[1] < 0 else known[1] - base
         j = held.find(literal, at)
         self.examined += (len(held) if j < 0 else j) - at
-        whole[_NEXT, literal] = (at, j)
+        whole[_NEXT, literal] = (at + base, j if j < 0 else j + base)
         return j
 
     def find_whole(self, pre, held, lo, hi):
@@ -4085,19 +4087,22 @@ class WholePass:
         delimiter's literals (the table's landmarks) when there is one.
 
         Counts what it reads in ``examined``: the text up to the hit (or ``hi``)
-        for a search of its own; the landmarks' one pass, once a parse.
+        for a search of its own; the landmarks' one pass, once a parse. ``held``
+        begins at ``base``; the landmarks are kept at absolute positions, since a
+        string that never ends (close_in_open_string) rebases the held text.
         """
         marks = self.marks
+        base = self.base
         if marks is None:
             landmarks = self.table.landmarks
             if landmarks is None:
                 return self._find_counted(pre, held, lo, hi)
             marks = self.marks = {}
             for m in landmarks.finditer(held, lo):
-                marks.setdefault(m.group(), []).append(m.start())
-            self.marks_from = lo
+                marks.setdefault(m.group(), []).append(m.start() + base)
+            self.marks_from = lo + base
             self.examined += len(held) - lo
-        if lo < self.marks_from or not all(
+        if lo + base < self.marks_from or not all(
             self.table.landmark_of[literal] == literal for literal in pre.literals
         ):
             # (A literal found by a shorter one's landmark is searched for itself.)
@@ -4106,11 +4111,11 @@ class WholePass:
         for literal in pre.literals:
             starts = marks.get(literal)
             if starts:
-                i = _bisect.bisect_left(starts, lo)
-                if i < len(starts) and starts[i] < hi - len(literal) + 1:
+                i = _bisect.bisect_left(starts, lo + base)
+                if i < len(starts) and starts[i] < hi + base - len(literal) + 1:
                     if best < 0 or starts[i] < best:
                         best = starts[i]
-        return best
+        return best if best < 0 else best - base
 
     def _find_counted(self, pre, held, lo, hi):
         hit = pre.find(held, lo, hi)
@@ -4371,7 +4376,7 @@ class ResponseStream(StreamMemo, WholePass):
         self.known = None  # (watcher, its answer from pos), already asked for this scan
         self.node = None  # (number of the state, end of the buffer then); see transition_key
         self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
-        self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
+        self.marks = None  # parse_whole: literal -> where it occurs, absolute (find_whole)
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
         self.formed = 0  # parse_whole: characters its successful stdlib matches went through

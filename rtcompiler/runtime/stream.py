@@ -135,7 +135,7 @@ class ResponseStream(StreamMemo, WholePass):
         self.known = None  # (watcher, its answer from pos), already asked for this scan
         self.node = None  # (number of the state, end of the buffer then); see transition_key
         self.whole = None  # parse_whole: per watcher, the last stdlib search's answer
-        self.marks = None  # parse_whole: literal -> where it occurs (see _landmarks)
+        self.marks = None  # parse_whole: literal -> where it occurs, absolute (find_whole)
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
         self.formed = 0  # parse_whole: characters its successful stdlib matches went through

@@ -46,6 +46,7 @@ from transformers.utils.chat_parsing import ResponseParser as RefParser
 from transformers.utils.chat_parsing import parse_response as ref_parse_response
 from transformers.utils.chat_parsing.response_templates import load_response_template
 
+from rtcompiler import grammars
 from rtcompiler.codegen import load_parser
 from rtcompiler.template import TemplateError, load_template
 
@@ -507,3 +508,30 @@ def test_finding_zero_width_implicit_close_drops_all_text() -> None:
             ref, ours = _run_both(spec, chunks)
             assert ref.outcome() == ours.outcome()
             assert ours.raw_message == {} and ours.raw_events == []
+
+
+def test_finding_llama3_json_commits_its_later_close_alternative_mid_stream() -> None:
+    """The same reference bug in a bundled grammar: llama3_json's call close prefers
+    ``}\\s*`` before ``<|eot_id|>`` or ``;`` and a call (first alternative) to a lone ``}``
+    before a new line of prose (second). Fed up to ``}\\n<`` or ``}\\n;``, the first is
+    still partial and the second complete, so the stream commits ``}`` and the new line
+    becomes an empty content piece, which the join keeps."""
+    spec = grammars.grammar("llama3_json:strict").spec
+    f = {"type": "function", "function": {"name": "f", "arguments": {}}}
+    g = {"type": "function", "function": {"name": "g", "arguments": {}}}
+    for text, calls, content, mark, streamed in [
+        ('{"name": "f", "parameters": {}}\n<|eot_id|>\n', [f], None, "<", "\n\n"),
+        ('{"name": "f", "parameters": {}}\n;{"name": "g", "parameters": {}}\nDone.',
+         [f, g], "Done.", ";", "\n\nDone."),
+    ]:
+        want = {"role": "assistant", "tool_calls": calls}
+        if content is not None:
+            want["content"] = content
+        whole_ref, whole_ours = _run_both(spec, [text])
+        assert whole_ref.raw_message == whole_ours.raw_message == want
+        cut = text.index(mark) + 1
+        for chunks, message in (([text[: cut - 1], text[cut - 1 :]], want),
+                                ([text[:cut], text[cut:]], {**want, "content": streamed})):
+            ref, ours = _run_both(spec, chunks)
+            assert ref.outcome() == ours.outcome()
+            assert ours.raw_message == message

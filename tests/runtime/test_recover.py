@@ -653,11 +653,16 @@ def test_where_the_reference_succeeds_and_nothing_is_unfinished_the_message_is_i
     chunks = data.draw(chunkings(text))
     if "".join(chunks) != text:
         chunks = [text]
+    # An output ending in the beginning of a recovering open ends with no text (see
+    # test_an_output_ending_in_the_beginning_of_a_recovering_open_ends_with_no_text):
+    # unfinished too, where the reference keeps those characters as text.
+    cut_opens = module.ResponseParser("")._stream.table.cut_opens.values()
+    cut = any(module.cut_open_length(text, literals) for literals in cut_opens)
     compared = 0
     for pieces in ([text], chunks):
         want = reference_run(spec, pieces, prefix, tool_list)
         got, unfinished = robust_run(module, pieces, prefix, tool_list)
-        if want is not None and not unfinished:
+        if want is not None and not unfinished and not cut:
             assert json.dumps(got) == json.dumps(want), pieces
             compared += 1
     # parse_response gives what a single feed gives.
@@ -733,6 +738,46 @@ def test_robust_bundled_forms_stream_as_they_parse_whole(data):
     chunks = data.draw(chunkings(text))
     got, _ = run(module, text, chunks if "".join(chunks) == text else [text], prefix)
     assert got == want
+
+
+@pytest.mark.parametrize("text, content, arguments", [
+    ('x[TOOL_CALLS]:[CALL_ID]{"a": {}}</s>', "x", {"a": {}}),
+    ('[TOOL_CALLS]f[CALL_ID]a1B2c3D4e{"city": {"in": {"x": 1}}}</s>', None,
+     {"city": {"in": {"x": 1}}}),
+])
+def test_a_mistral_call_id_ends_at_the_first_brace_streamed_and_whole(text, content, arguments):
+    # Without [ARGS] the call opens at the '{' after the id. An id that ran on over '{'
+    # made the whole-text parse open the call at the last '{' (a backtracking match)
+    # while a stream opened it at the first: the arguments differed.
+    name = text[len("x[TOOL_CALLS]" if content else "[TOOL_CALLS]"):].split("[")[0]
+    want = {"role": "assistant", "tool_calls": [{
+        "type": "function", "function": {"name": name, "arguments": arguments}}]}
+    if content is not None:
+        want["content"] = content
+    assert_everywhere(FORM_MODULES["mistral"], text, want)
+    strict = grammars.grammar("mistral:strict")
+    assert ref_parse_response(text, strict.spec, prefix="") == want
+    assert load_parser(strict.template).parse_response(text, prefix="") == want
+
+
+_G = {"type": "function", "function": {"name": "g", "arguments": {}}}
+
+
+@pytest.mark.parametrize("name, text, want", [
+    ("mistral", 'x[TOOL_CALLS]f[ARGS]aa"</s>[TOOL_CALLS]g[ARGS]{}</s>:',
+     {"content": 'x\n\naa"\n\n:', "tool_calls": [_G]}),
+    ("magistral", '[THINK][TOOL_CALLS]f[ARGS]aa"</s>[TOOL_CALLS]g[ARGS]{}</s>:',
+     {"reasoning_content": 'aa"\n\n:', "tool_calls": [_G]}),
+    ("magistral", '[THINK][TOOL_CALLS]f[ARGS]aa"</s>[TOOL_CALLS]f[ARGS]</s>:',
+     {"reasoning_content": 'aa"\n\n:'}),
+])
+def test_after_a_string_that_never_ends_the_next_calls_close_is_found_whole(name, text, want):
+    # The first call's string never ends: it closes at the first </s> in it, which
+    # rebases the held text. The next call's close (an alternation: </s> or before
+    # [TOOL_CALLS]) was then looked up, whole-text, at where </s> occurs in the text
+    # before the rebase: missed, the call was unfinished and lost (its text kept).
+    want = {"role": "assistant", **want}
+    assert_everywhere(FORM_MODULES[name], text, want)
 
 
 @pytest.mark.parametrize("name", [name for name, _ in FORMS])

@@ -30,7 +30,7 @@ from rtcompiler.template import TemplateError, load_template
 from ..parity.strategies import chunkings, outputs, prefixes, templates, tools
 from ..parity.test_parity import _lazy_delimiters
 from ..template.reference import reference_outcome
-from .test_recover import reference_run, robust_run, run, whole
+from .test_recover import FORM_MODULES, reference_run, robust_run, run, whole
 
 CALL = {"type": "function",
         "function": {"name": "{content.name}", "arguments": "{content.arguments}"}}
@@ -122,6 +122,28 @@ def test_a_failed_call_inside_the_reasoning_stays_in_the_reasoning():
 def test_the_implicit_fields_close_ends_a_piece_of_the_reasoning():
     assert_everywhere("<think>a<|im_end|>b</think>c<|im_end|>", {
         "reasoning_content": "a\n\nb", "content": "c"})
+
+
+@pytest.mark.parametrize("text, reasoning", [
+    ('<think>s<|tool_call|>{"n<|end_of_text|>y<response>z', 's\n\n{"n\n\ny\n\nz'),
+    ('<think>s<|tool_call|>{"n<|end_of_text|>y</response>z<|end_of_text|>w',
+     's\n\n{"n\n\ny\n\nz\n\nw'),
+    ('<think>s<|tool_call|>{"a": "b<|end_of_text|>y<|end_of_text|>z</think>w',
+     's\n\n{"a": "b\n\ny\n\nz'),
+])
+def test_after_a_call_whose_string_never_ends_the_implicit_close_still_ends_a_piece(
+    text, reasoning,
+):
+    # granite3: the call's close inside its string that never ends closes it at the end
+    # (close-outside-strings), its text goes back to the reasoning, and the implicit
+    # field's closes after it still end pieces, whole as streamed (the whole-text pass
+    # once looked them up at positions of the text before that close rebased it).
+    module = FORM_MODULES["granite3"]
+    want = {"role": "assistant", "reasoning_content": reasoning}
+    if text.endswith("</think>w"):
+        want["content"] = "w"
+    assert run(module, text, [text])[0] == want
+    assert_everywhere(text, want, module)
 
 
 def test_the_reasonings_close_ends_a_call_opened_in_it():
