@@ -495,6 +495,9 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
+        # The beginnings of its matches (see automata/capture.py), compiled when first
+        # asked for (see beginning).
+        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -568,6 +571,15 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
+
+    def beginning(self):
+        """The compiled search for a text from a start to the end that begins a match
+        (its ``match`` method), or None."""
+        source = self.beginnings
+        if source is None or type(source) is not str:
+            return source
+        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
+        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -1501,7 +1513,7 @@ class Prefilter:
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
         "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
-        "exact", "ahead",
+        "exact", "ahead", "heads_reach",
     )
 
     def __init__(self, data: dict) -> None:
@@ -1533,6 +1545,9 @@ class Prefilter:
         self.exact = bool(data.get("exact"))  # the pattern matches its literals only
         self.ahead = bool(data.get("ahead"))  # a lookahead of its literals only
         heads_source = _beginnings(self.literals)
+        # A literal's proper beginning at the end of a text begins at most this many
+        # characters before the end: pending searches for one there only.
+        self.heads_reach = max(len(s) for s in self.literals) - 1
         self._heads = _re.compile(
             "(?:" + heads_source + ")\\Z", _re.DOTALL
         ) if heads_source is not None else None
@@ -1590,7 +1605,7 @@ class Prefilter:
         n = len(text)
         at = n
         if self._heads is not None:
-            m = self._heads.search(text, lo)
+            m = self._heads.search(text, max(lo, n - self.heads_reach))
             if m is not None:
                 at = m.start()
         if self._lead_class is None:
@@ -4013,7 +4028,9 @@ class ResponseStream(StreamMemo, WholePass):
         self.opened = False
         self.finalized = False
         self.scanners: dict = {}
-        self.fixed_seen: dict = {}  # per literal watcher: (a, b), no literal begins in [a, b)
+        # per literal watcher, and per watcher of a simple pattern (see answer): (a, b),
+        # no literal begins in [a, b)
+        self.fixed_seen: dict = {}
         # (watch entry, position, watch list): what held the text at the last scan
         self.held_by = None
         self.known = None  # (watcher, its answer from pos), already asked for this scan
@@ -4746,18 +4763,37 @@ class ResponseStream(StreamMemo, WholePass):
                 n = len(held)
                 # A simple pattern (a lead loop then a literal, or a literal first)
                 # matches only where a literal is, preceded by lead characters alone.
-                j = pre.find(held, lo, n)
+                # Text known to hold no literal is not searched again (as in
+                # fixed_search): a watcher asked again from a later pos within one
+                # feed, after each piece of markup before it, reads the rest once.
+                seen = self.fixed_seen.get(watcher)
+                if seen is not None and seen[0] <= self.pos <= seen[1]:
+                    known, s = seen[0], seen[1] - base
+                else:
+                    known, s = self.pos, lo
+                j = pre.find(held, s, n)
+                sure = n - pre.heads_reach if j < 0 else min(j, n - pre.heads_reach)
+                self.fixed_seen[watcher] = (known, max(s, sure) + base)
                 if j < 0:
                     # No literal, no match; what pends is known from the literals'
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    if eos or n - lo <= _SHORT_HELD:
-                        self.examined += n - lo
+                    # (With no lead class, what pends is the beginning of a literal,
+                    # shorter than the literal: no run is read again and again, only
+                    # held text, the text before the last piece, bounded here.)
+                    if eos or n - lo <= _SHORT_HELD or (
+                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
+                    ):
+                        self.examined += n - s
                         if eos:
                             return None
                         p = pre.pending(held, lo)
-                        self.examined += n - lo
+                        # (With no lead class it reads the last heads_reach characters
+                        # alone; otherwise the run of lead characters before them too.)
+                        self.examined += (
+                            n - lo if pre.lead_class is not None else min(n - lo, pre.heads_reach)
+                        )
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
@@ -4770,7 +4806,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # decides, partial matches included.
                     t = pre.lead_start(held, lo, j)
                     found = regex.captures.match(held, t)
-                    self.examined += j - lo + (0 if found is None else found.end() - j)
+                    self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
                     if short and not eos and key is None:
@@ -4778,6 +4814,23 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
+                    if (
+                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
+                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
+                    ):
+                        # No match from t, the leftmost start an attempt can have
+                        # (above); none can begin after it without a literal of its own.
+                        # So the search pends at t exactly when the rest of the text
+                        # begins a match (a header cut by the end of a long piece): the
+                        # stdlib search of the beginnings says so, where a scanner
+                        # would step the header in Python. If it does not, the scanner
+                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
+                        # which steps each new piece alone.)
+                        self.examined += (n - j) + (n - t)
+                        if regex.beginning()(held, t) is not None:
+                            if key is not None:
+                                self.remember_answer(regex, key, t + base - self.pos)
+                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -5568,6 +5621,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'prefix': '(?:<(?:\\|(?:i(?:m(?:_(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:\\|(?:>(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:<(?:\\|(?:i(?:m(?:_(?:m(?:i(?:d(?:d(?:l(?:e(?:\\|>?|\\|?)|e?)|l?)|d?)|d?)|i?)|m?)|_?)|m?)|i?)|\\|?)|<?)|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|>?)|\\|?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|_?)|m?)|i?)|\\|?)|<?)',
         },
     },
     # 1: '<think>'
@@ -5650,6 +5704,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'prefix': '(?:<(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|<?)',
         },
     },
     # 2: '</think>'
@@ -5746,6 +5801,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'prefix': '(?:<(?:/(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|/?)|<?)',
         },
     },
     # 3: '(?:<\\|tool_calls?_section_begin\\|>\\s*)?<\\|tool_call_begin\\|>\\s*(?:(?:functions\\.)?(?P<name>[^\\s<:]+):\\d+|functions_(?P<name>[^\\s<:]+?)_\\d+)\\s*<\\|tool_call_argument_begin\\|>\\s*'
@@ -7251,6 +7307,7 @@ _REGEX_DATA = [
             'names': {'name': ['name', 'name__2']},
             'apart': True,
             'tail': True,
+            'prefix': '(?:(?:<\\|tool_call(?:s){0,1}_section_begin\\|>(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}){0,1}(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|(?:>(?:(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:(?:(?:functions\\.){0,1}(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,}):(?:[\\U00000030-\\U00000039\\U00000660-\\U00000669\\U000006f0-\\U000006f9\\U000007c0-\\U000007c9\\U00000966-\\U0000096f\\U000009e6-\\U000009ef\\U00000a66-\\U00000a6f\\U00000ae6-\\U00000aef\\U00000b66-\\U00000b6f\\U00000be6-\\U00000bef\\U00000c66-\\U00000c6f\\U00000ce6-\\U00000cef\\U00000d66-\\U00000d6f\\U00000de6-\\U00000def\\U00000e50-\\U00000e59\\U00000ed0-\\U00000ed9\\U00000f20-\\U00000f29\\U00001040-\\U00001049\\U00001090-\\U00001099\\U000017e0-\\U000017e9\\U00001810-\\U00001819\\U00001946-\\U0000194f\\U000019d0-\\U000019d9\\U00001a80-\\U00001a89\\U00001a90-\\U00001a99\\U00001b50-\\U00001b59\\U00001bb0-\\U00001bb9\\U00001c40-\\U00001c49\\U00001c50-\\U00001c59\\U0000a620-\\U0000a629\\U0000a8d0-\\U0000a8d9\\U0000a900-\\U0000a909\\U0000a9d0-\\U0000a9d9\\U0000a9f0-\\U0000a9f9\\U0000aa50-\\U0000aa59\\U0000abf0-\\U0000abf9\\U0000ff10-\\U0000ff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]){1,}|functions_(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})_(?:[\\U00000030-\\U00000039\\U00000660-\\U00000669\\U000006f0-\\U000006f9\\U000007c0-\\U000007c9\\U00000966-\\U0000096f\\U000009e6-\\U000009ef\\U00000a66-\\U00000a6f\\U00000ae6-\\U00000aef\\U00000b66-\\U00000b6f\\U00000be6-\\U00000bef\\U00000c66-\\U00000c6f\\U00000ce6-\\U00000cef\\U00000d66-\\U00000d6f\\U00000de6-\\U00000def\\U00000e50-\\U00000e59\\U00000ed0-\\U00000ed9\\U00000f20-\\U00000f29\\U00001040-\\U00001049\\U00001090-\\U00001099\\U000017e0-\\U000017e9\\U00001810-\\U00001819\\U00001946-\\U0000194f\\U000019d0-\\U000019d9\\U00001a80-\\U00001a89\\U00001a90-\\U00001a99\\U00001b50-\\U00001b59\\U00001bb0-\\U00001bb9\\U00001c40-\\U00001c49\\U00001c50-\\U00001c59\\U0000a620-\\U0000a629\\U0000a8d0-\\U0000a8d9\\U0000a900-\\U0000a909\\U0000a9d0-\\U0000a9d9\\U0000a9f0-\\U0000a9f9\\U0000aa50-\\U0000aa59\\U0000abf0-\\U0000abf9\\U0000ff10-\\U0000ff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]){1,})(?:(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:a(?:r(?:g(?:u(?:m(?:e(?:n(?:t(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|t?)|n?)|e?)|m?)|u?)|g?)|r?)|a?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,})|(?:(?:(?:functions\\.){0,1}(?:(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?::[\\U00000030-\\U00000039\\U00000660-\\U00000669\\U000006f0-\\U000006f9\\U000007c0-\\U000007c9\\U00000966-\\U0000096f\\U000009e6-\\U000009ef\\U00000a66-\\U00000a6f\\U00000ae6-\\U00000aef\\U00000b66-\\U00000b6f\\U00000be6-\\U00000bef\\U00000c66-\\U00000c6f\\U00000ce6-\\U00000cef\\U00000d66-\\U00000d6f\\U00000de6-\\U00000def\\U00000e50-\\U00000e59\\U00000ed0-\\U00000ed9\\U00000f20-\\U00000f29\\U00001040-\\U00001049\\U00001090-\\U00001099\\U000017e0-\\U000017e9\\U00001810-\\U00001819\\U00001946-\\U0000194f\\U000019d0-\\U000019d9\\U00001a80-\\U00001a89\\U00001a90-\\U00001a99\\U00001b50-\\U00001b59\\U00001bb0-\\U00001bb9\\U00001c40-\\U00001c49\\U00001c50-\\U00001c59\\U0000a620-\\U0000a629\\U0000a8d0-\\U0000a8d9\\U0000a900-\\U0000a909\\U0000a9d0-\\U0000a9d9\\U0000a9f0-\\U0000a9f9\\U0000aa50-\\U0000aa59\\U0000abf0-\\U0000abf9\\U0000ff10-\\U0000ff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]{0,}|:?)|[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]{0,})|(?:functions\\.){0,0}(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s\\.?|s?)|n?)|o?)|i?)|t?)|c?)|n?)|u?)|f?))|(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s(?:_(?:(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:_[\\U00000030-\\U00000039\\U00000660-\\U00000669\\U000006f0-\\U000006f9\\U000007c0-\\U000007c9\\U00000966-\\U0000096f\\U000009e6-\\U000009ef\\U00000a66-\\U00000a6f\\U00000ae6-\\U00000aef\\U00000b66-\\U00000b6f\\U00000be6-\\U00000bef\\U00000c66-\\U00000c6f\\U00000ce6-\\U00000cef\\U00000d66-\\U00000d6f\\U00000de6-\\U00000def\\U00000e50-\\U00000e59\\U00000ed0-\\U00000ed9\\U00000f20-\\U00000f29\\U00001040-\\U00001049\\U00001090-\\U00001099\\U000017e0-\\U000017e9\\U00001810-\\U00001819\\U00001946-\\U0000194f\\U000019d0-\\U000019d9\\U00001a80-\\U00001a89\\U00001a90-\\U00001a99\\U00001b50-\\U00001b59\\U00001bb0-\\U00001bb9\\U00001c40-\\U00001c49\\U00001c50-\\U00001c59\\U0000a620-\\U0000a629\\U0000a8d0-\\U0000a8d9\\U0000a900-\\U0000a909\\U0000a9d0-\\U0000a9d9\\U0000a9f0-\\U0000a9f9\\U0000aa50-\\U0000aa59\\U0000abf0-\\U0000abf9\\U0000ff10-\\U0000ff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]{0,}|_?)|[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]{0,})|_?)|s?)|n?)|o?)|i?)|t?)|c?)|n?)|u?)|f?)))|[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,})|>?)|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<\\|tool_call(?:s){0,1}_section_begin\\|>(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}){0,0}(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:(?:s){0,1}(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|s{0,1})|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?))',
         },
     },
     # 4: '\\s*(?:<\\|tool_call_end\\|>\\s*|(?=<\\|tool_calls?_section_end\\|>))'
@@ -8285,6 +8342,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'prefix': '(?:(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|>?|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|s?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:a(?:r(?:g(?:u(?:m(?:e(?:n(?:t(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|>?|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|t?)|n?)|e?)|m?)|u?)|g?)|r?)|a?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|>?|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|s?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|>?|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|m?)|i?)|\\|?)|<?))',
         },
     },
 ]

@@ -477,6 +477,9 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
+        # The beginnings of its matches (see automata/capture.py), compiled when first
+        # asked for (see beginning).
+        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -550,6 +553,15 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
+
+    def beginning(self):
+        """The compiled search for a text from a start to the end that begins a match
+        (its ``match`` method), or None."""
+        source = self.beginnings
+        if source is None or type(source) is not str:
+            return source
+        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
+        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -1483,7 +1495,7 @@ class Prefilter:
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
         "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
-        "exact", "ahead",
+        "exact", "ahead", "heads_reach",
     )
 
     def __init__(self, data: dict) -> None:
@@ -1515,6 +1527,9 @@ class Prefilter:
         self.exact = bool(data.get("exact"))  # the pattern matches its literals only
         self.ahead = bool(data.get("ahead"))  # a lookahead of its literals only
         heads_source = _beginnings(self.literals)
+        # A literal's proper beginning at the end of a text begins at most this many
+        # characters before the end: pending searches for one there only.
+        self.heads_reach = max(len(s) for s in self.literals) - 1
         self._heads = _re.compile(
             "(?:" + heads_source + ")\\Z", _re.DOTALL
         ) if heads_source is not None else None
@@ -1572,7 +1587,7 @@ class Prefilter:
         n = len(text)
         at = n
         if self._heads is not None:
-            m = self._heads.search(text, lo)
+            m = self._heads.search(text, max(lo, n - self.heads_reach))
             if m is not None:
                 at = m.start()
         if self._lead_class is None:
@@ -3995,7 +4010,9 @@ class ResponseStream(StreamMemo, WholePass):
         self.opened = False
         self.finalized = False
         self.scanners: dict = {}
-        self.fixed_seen: dict = {}  # per literal watcher: (a, b), no literal begins in [a, b)
+        # per literal watcher, and per watcher of a simple pattern (see answer): (a, b),
+        # no literal begins in [a, b)
+        self.fixed_seen: dict = {}
         # (watch entry, position, watch list): what held the text at the last scan
         self.held_by = None
         self.known = None  # (watcher, its answer from pos), already asked for this scan
@@ -4728,18 +4745,37 @@ class ResponseStream(StreamMemo, WholePass):
                 n = len(held)
                 # A simple pattern (a lead loop then a literal, or a literal first)
                 # matches only where a literal is, preceded by lead characters alone.
-                j = pre.find(held, lo, n)
+                # Text known to hold no literal is not searched again (as in
+                # fixed_search): a watcher asked again from a later pos within one
+                # feed, after each piece of markup before it, reads the rest once.
+                seen = self.fixed_seen.get(watcher)
+                if seen is not None and seen[0] <= self.pos <= seen[1]:
+                    known, s = seen[0], seen[1] - base
+                else:
+                    known, s = self.pos, lo
+                j = pre.find(held, s, n)
+                sure = n - pre.heads_reach if j < 0 else min(j, n - pre.heads_reach)
+                self.fixed_seen[watcher] = (known, max(s, sure) + base)
                 if j < 0:
                     # No literal, no match; what pends is known from the literals'
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
                     # state, takes over: a pending run is not re-read every feed.
-                    if eos or n - lo <= _SHORT_HELD:
-                        self.examined += n - lo
+                    # (With no lead class, what pends is the beginning of a literal,
+                    # shorter than the literal: no run is read again and again, only
+                    # held text, the text before the last piece, bounded here.)
+                    if eos or n - lo <= _SHORT_HELD or (
+                        pre.lead_class is None and self.fresh_start - self.pos <= _FORM_HELD
+                    ):
+                        self.examined += n - s
                         if eos:
                             return None
                         p = pre.pending(held, lo)
-                        self.examined += n - lo
+                        # (With no lead class it reads the last heads_reach characters
+                        # alone; otherwise the run of lead characters before them too.)
+                        self.examined += (
+                            n - lo if pre.lead_class is not None else min(n - lo, pre.heads_reach)
+                        )
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
@@ -4752,7 +4788,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # decides, partial matches included.
                     t = pre.lead_start(held, lo, j)
                     found = regex.captures.match(held, t)
-                    self.examined += j - lo + (0 if found is None else found.end() - j)
+                    self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
                     if short and not eos and key is None:
@@ -4760,6 +4796,23 @@ class ResponseStream(StreamMemo, WholePass):
                         known = regex.partials.get(key)
                         if known is not None:
                             return None if known < 0 else Match(self.pos + known, self.end, True)
+                    if (
+                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
+                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
+                    ):
+                        # No match from t, the leftmost start an attempt can have
+                        # (above); none can begin after it without a literal of its own.
+                        # So the search pends at t exactly when the rest of the text
+                        # begins a match (a header cut by the end of a long piece): the
+                        # stdlib search of the beginnings says so, where a scanner
+                        # would step the header in Python. If it does not, the scanner
+                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
+                        # which steps each new piece alone.)
+                        self.examined += (n - j) + (n - t)
+                        if regex.beginning()(held, t) is not None:
+                            if key is not None:
+                                self.remember_answer(regex, key, t + base - self.pos)
+                            return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -5607,6 +5660,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'prefix': '(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:_(?:h(?:e(?:a(?:d(?:e(?:r(?:_(?:i(?:d(?:\\|(?:>(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:<(?:\\|(?:e(?:n(?:d(?:_(?:h(?:e(?:a(?:d(?:e(?:r(?:_(?:i(?:d(?:\\|(?:>(?:\\\n\\\n?|\\\n?)|>?)|\\|?)|d?)|i?)|_?)|r?)|e?)|d?)|a?)|e?)|h?)|_?)|d?)|n?)|e?)|\\|?)|<?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|>?)|\\|?)|d?)|i?)|_?)|r?)|e?)|d?)|a?)|e?)|h?)|_?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?)',
         },
     },
     # 1: '(?:^\\s*|<\\|python_(?:tag|start)\\|>\\s*|;\\s*)\\{\\s*(?:"type"\\s*:\\s*"function"\\s*,\\s*)?"name"\\s*:\\s*"(?P<name>[^"\\\\]*)"\\s*,\\s*"(?:parameters|arguments)"\\s*:\\s*'
@@ -11910,6 +11964,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'prefix': '(?:(?:<(?:\\|(?:p(?:y(?:t(?:h(?:o(?:n(?:_(?:s(?:t(?:a(?:r(?:t(?:\\|>?|\\|?)|t?)|r?)|a?)|t?)|s?)|_?)|n?)|o?)|h?)|t?)|y?)|p?)|\\|?)|<?)|(?:<(?:\\|(?:p(?:y(?:t(?:h(?:o(?:n(?:_(?:t(?:a(?:g(?:\\|>?|\\|?)|g?)|a?)|t?)|_?)|n?)|o?)|h?)|t?)|y?)|p?)|\\|?)|<?)|(?:<(?:\\|(?:p(?:y(?:t(?:h(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|n?)|o?)|h?)|t?)|y?)|p?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:o(?:t(?:_(?:i(?:d(?:\\|>?|\\|?)|d?)|i?)|_?)|t?)|o?)|e?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:o(?:m(?:_(?:i(?:d(?:\\|>?|\\|?)|d?)|i?)|_?)|m?)|o?)|e?)|\\|?)|<?))',
         },
     },
 ]

@@ -62,9 +62,73 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
     facts = backtracking_facts(pattern.root, frozenset(emitter.atomic))
     if not facts["linear"]:
         return None
-    return {
+    form = {
         "source": source, "names": emitter.names, "apart": facts["apart"], "tail": facts["tail"],
     }
+    try:
+        prefix = _beginning(pattern.root)
+        re.compile(prefix, re.DOTALL)
+    except (_Unsupported, re.error, RecursionError):  # (sre refuses deep nesting)
+        return form
+    form["prefix"] = prefix
+    return form
+
+
+def _beginning(node: ast.Node) -> str:
+    r"""A stdlib source matching exactly the beginnings of the texts ``node`` matches
+    (the empty text and whole matches included), with no groups; followed by ``\Z``,
+    it says whether a text still pends as a match of ``node`` (a streamed header
+    cut by the end of a feed) without stepping the DFA. Only what a capture form
+    may hold: raises _Unsupported otherwise."""
+    if isinstance(node, ast.Empty):
+        return ""
+    if isinstance(node, ast.Chars):
+        return _whole(node) + "?"
+    if isinstance(node, ast.Concat):
+        # a beginning of x y...: x then a beginning of y..., or a beginning of x
+        if not node.items:
+            return ""
+        source = _beginning(node.items[-1])
+        for item in reversed(node.items[:-1]):
+            source = f"(?:{_whole(item)}{source}|{_beginning(item)})"
+        return source
+    if isinstance(node, ast.Alternation):
+        return "(?:" + "|".join(_beginning(alt) for alt in node.alternatives) + ")"
+    if isinstance(node, ast.Group):
+        return _beginning(node.item)
+    if isinstance(node, ast.Repeat):
+        if node.max == 0:
+            return ""
+        upper = "" if node.max is None else str(node.max)
+        if isinstance(node.item, ast.Chars):
+            return f"{_whole(node.item)}{{0,{upper}}}"  # any shorter run
+        before = "" if node.max is None else str(node.max - 1)
+        return f"(?:{_whole(node.item)}){{0,{before}}}{_beginning(node.item)}"
+    raise _Unsupported
+
+
+def _whole(node: ast.Node) -> str:
+    """A stdlib source matching the texts ``node`` matches (the same language, with no
+    groups and no regard to which path is first)."""
+    if isinstance(node, ast.Empty):
+        return ""
+    if isinstance(node, ast.Chars):
+        ranges = node.chars.ranges
+        if not ranges:
+            raise _Unsupported
+        if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+            return re.escape(chr(ranges[0][0]))
+        return char_class_source(ranges)
+    if isinstance(node, ast.Concat):
+        return "".join(_whole(item) for item in node.items)
+    if isinstance(node, ast.Alternation):
+        return "(?:" + "|".join(_whole(alt) for alt in node.alternatives) + ")"
+    if isinstance(node, ast.Group):
+        return "(?:" + _whole(node.item) + ")"
+    if isinstance(node, ast.Repeat):
+        upper = "" if node.max is None else str(node.max)
+        return f"(?:{_whole(node.item)}){{{node.min},{upper}}}"
+    raise _Unsupported
 
 
 # Characters a lazy tail's loop may leave out (see lazy_tail_pattern): each is looked

@@ -454,6 +454,9 @@ class CompiledRegex:
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
+        # The beginnings of its matches (see automata/capture.py), compiled when first
+        # asked for (see beginning).
+        self.beginnings = None if captures is None else captures.get("prefix")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -527,6 +530,15 @@ class CompiledRegex:
     # ``reach`` characters began at most ``lead`` characters before a literal, so with
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
+
+    def beginning(self):
+        """The compiled search for a text from a start to the end that begins a match
+        (its ``match`` method), or None."""
+        source = self.beginnings
+        if source is None or type(source) is not str:
+            return source
+        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
+        return self.beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -1460,7 +1472,7 @@ class Prefilter:
     __slots__ = (
         "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
         "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
-        "exact", "ahead",
+        "exact", "ahead", "heads_reach",
     )
 
     def __init__(self, data: dict) -> None:
@@ -1492,6 +1504,9 @@ class Prefilter:
         self.exact = bool(data.get("exact"))  # the pattern matches its literals only
         self.ahead = bool(data.get("ahead"))  # a lookahead of its literals only
         heads_source = _beginnings(self.literals)
+        # A literal's proper beginning at the end of a text begins at most this many
+        # characters before the end: pending searches for one there only.
+        self.heads_reach = max(len(s) for s in self.literals) - 1
         self._heads = _re.compile(
             "(?:" + heads_source + ")\\Z", _re.DOTALL
         ) if heads_source is not None else None
@@ -1549,7 +1564,7 @@ class Prefilter:
         n = len(text)
         at = n
         if self._heads is not None:
-            m = self._heads.search(text, lo)
+            m = self._heads.search(text, max(lo, n - self.heads_reach))
             if m is not None:
                 at = m.start()
         if self._lead_class is None:

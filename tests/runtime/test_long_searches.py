@@ -211,7 +211,10 @@ def test_feeds_of_a_few_hundred_characters_find_headers_with_the_stdlib_form():
     # The preamble is text outside every region (gpt_oss's content is its implicit
     # field), where the headers' opens are watched too: a few steps more per header.
     assert max(steps) <= 0.3 and steps[2] <= steps[0], steps
-    assert max(read) <= 9 and read[2] <= read[0] * 1.05, read
+    # The open watchers outside every region are asked again after each piece of markup
+    # in a feed; the text they know to hold no literal is not read again (6.6 a
+    # character; 8.6 when it was, 11.8 when pending also read all the text).
+    assert max(read) <= 7.5 and read[2] <= read[0] * 1.05, read
 
 
 # Calls whose close is an alternation with a lookahead of a literal: streamed, the body
