@@ -305,6 +305,10 @@ def _advance(request: Request, out: Completion, decoder: IncrementalDecoder, tex
         if token not in request.stop_ids or token in request.keep_stop_text:
             decoder.step(token)
         out.stop = "grammar" if matcher is not None else "stop token"
+        if matcher is not None and matcher.is_error():
+            # The matcher gave up (its lexer's budget, say) and let only the stop token
+            # through: the row did not end where the grammar ends.
+            out.stop, out.error = "grammar error", matcher.get_error()
         _finish(request, out, decoder)
         return False
     piece = decoder.step(token)

@@ -189,3 +189,41 @@ def test_a_row_cut_inside_a_character_flushes_what_decoding_gives(lm):
     assert decoder.finish() == decode(ids[:cut])[len(held):] != ""
     assert "".join(decoder.pieces) == decode(ids[:cut])
 
+
+
+class _GivingUpMatcher:
+    """A matcher whose lexer gave up after the first token: llguidance then lets only the
+    stop token through and says it is stopped, with an error (a deepseek_v4 grammar did
+    this on SmolLM2's '<think', its lexer's budget spent)."""
+
+    def __init__(self):
+        self.tokens = 0
+
+    def consume_token(self, token):
+        self.tokens += 1
+        return True
+
+    def is_stopped(self):
+        return self.tokens >= 2
+
+    def is_error(self):
+        return self.tokens >= 2
+
+    def get_error(self):
+        return "lexer error: too many expressions constructed"
+
+
+def test_a_matcher_that_gives_up_is_a_grammar_error_not_the_grammars_end(lm):
+    from rtcompiler.roundtrip.sampling import Completion, Request, _advance
+
+    tok, _ = lm
+    eos = tok.eos_token_id
+    request = Request(_ids(tok, SHORT), matcher=_GivingUpMatcher(), stop_ids=frozenset({eos}))
+    out = Completion()
+    decoder = IncrementalDecoder(tok)
+    texts = [""]
+    first = _ids(tok, "Hi")[0]
+    assert _advance(request, out, decoder, texts, 0, first)
+    assert not _advance(request, out, decoder, texts, 0, eos)
+    assert out.stop == "grammar error"
+    assert out.error == "lexer error: too many expressions constructed"
