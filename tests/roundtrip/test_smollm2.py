@@ -86,6 +86,30 @@ def _constrained(smollm2, rows: int) -> generate.GenerationReport:
     return report
 
 
+def test_the_matcher_has_the_fuel_an_exported_grammar_needs(smollm2):
+    """deepseek_v4's content after '<think' (a beginning of a marker it excludes) spent
+    llguidance's default lexer fuel: the mask let only the stop token through, and a forced
+    row ended without its call. With generate's limits every token the grammar allows is
+    still allowed there."""
+    model, _ = smollm2
+    tok = model.tokenizer
+    tools = [{"type": "function", "function": {
+        "name": name, "description": f"The {name} tool.",
+        "parameters": {"type": "object", "properties": {}, "required": [],
+                       "additionalProperties": False}}} for name in ("et2", "quoqxlzh")]
+    fmt = generate.bundled_format("deepseek_v4")
+    conv = generate.Conversation(fmt, 0, "Hi", tools, False)
+    generate.render_prompt(conv, tok)
+    assert conv.prompt.endswith("<think>")
+    lark = generate.exported_grammar(tok)(conv, "required")
+    matcher = generate.grammar_matcher(tok, lark)
+    for token in tok.encode("The tool.</think><think", add_special_tokens=False):
+        assert matcher.consume_token(token)
+    bias = matcher.compute_logit_bias()
+    assert not matcher.is_error(), matcher.get_error()
+    assert sum(1 for b in bias if b != 0) > 40_000
+
+
 def test_constrained_generations_of_every_bundled_grammar(smollm2):
     _constrained(smollm2, ROWS)
 
