@@ -388,6 +388,16 @@ def _load_field(
     )
 
 
+def _undeclared(where: str, key: str, extension: str) -> TemplateError:
+    """The error for a field key that belongs to an extension the template does not declare."""
+    return TemplateError(
+        where,
+        f"{key!r} is an rtcompiler extension: declare it with "
+        f'"{EXTENSIONS_KEY}": ["{extension}"] at the top of the template '
+        "(transformers will then refuse the template; see docs/extensions.md)",
+    )
+
+
 def _extend(
     path: str, raw: dict[str, Any], extensions: tuple[str, ...], open_: Delimiter | None,
     repeats: Any, transform_each: bool,
@@ -398,12 +408,7 @@ def _extend(
         return False
     where = child_path(path, "extend")
     if "extend" not in extensions:
-        raise TemplateError(
-            where,
-            f"'extend' is an rtcompiler extension: declare it with "
-            f'"{EXTENSIONS_KEY}": ["extend"] at the top of the template '
-            "(transformers will then refuse the template; see docs/extensions.md)",
-        )
+        raise _undeclared(where, "extend", "extend")
     value = raw["extend"]
     if not isinstance(value, bool):
         raise TemplateError(where, f"must be true or false, got {_kind(value)}")
@@ -427,12 +432,7 @@ def _yield_to(
         return (), ""
     where = child_path(path, "yield_to")
     if "yield" not in extensions:
-        raise TemplateError(
-            where,
-            "'yield_to' is an rtcompiler extension: declare it with "
-            f'"{EXTENSIONS_KEY}": ["yield"] at the top of the template '
-            "(transformers will then refuse the template; see docs/extensions.md)",
-        )
+        raise _undeclared(where, "yield_to", "yield")
     value = raw["yield_to"]
     if not isinstance(value, dict) or set(value) != {"fields", "join"}:
         raise TemplateError(
@@ -467,12 +467,7 @@ def _json_end(
         return False
     where = child_path(path, "json_end")
     if "json-end" not in extensions:
-        raise TemplateError(
-            where,
-            "'json_end' is an rtcompiler extension: declare it with "
-            f'"{EXTENSIONS_KEY}": ["json-end"] at the top of the template '
-            "(transformers will then refuse the template; see docs/extensions.md)",
-        )
+        raise _undeclared(where, "json_end", "json-end")
     value = raw["json_end"]
     if not (value is True or value is False or isinstance(value, str) and value.strip()):
         raise TemplateError(
@@ -555,12 +550,7 @@ def _robustness(
             continue
         where = child_path(path, key)
         if extension not in extensions:
-            raise TemplateError(
-                where,
-                f"{key!r} is an rtcompiler extension: declare it with "
-                f'"{EXTENSIONS_KEY}": ["{extension}"] at the top of the template '
-                "(transformers will then refuse the template; see docs/extensions.md)",
-            )
+            raise _undeclared(where, key, extension)
         value = raw[key]
         if key == "recover" and isinstance(value, str) and value:
             found.append(value)  # the field that keeps the text; checked once all are known
