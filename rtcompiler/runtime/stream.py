@@ -45,7 +45,7 @@ from __future__ import annotations
 # A generated module defines these in the sections before this one.
 from .engine import Match
 from .memo import _TRANSITION_HELD, StreamMemo
-from .regions import cut_open_length, truncate_at_last_anchor
+from .regions import truncate_at_last_anchor
 from .whole import (
     _FORM_HELD,
     _FORM_READ,
@@ -591,14 +591,7 @@ class ResponseStream(StreamMemo, WholePass):
                 continue
             if eos:
                 if self.pos < self.end:
-                    text = self.text(self.pos, self.end)
-                    cut = self.table.cut_opens.get(
-                        self.current if self.resume_to is None
-                        else (self.current, self.resume_to)
-                    )
-                    if cut is not None:
-                        text = text[: len(text) - cut_open_length(text, cut)]
-                    self.accumulate(events, text)
+                    self.accumulate(events, self.without_cut_open(self.text(self.pos, self.end)))
                     self.pos = self.end
                 self.close_current(events, True)
                 break

@@ -219,17 +219,23 @@ class WholePass:
         """The end of a whole-text pass: the rest goes to the open region, which closes."""
         if self.pos < self.end:
             if self.current is not None:
-                rest = held[self.pos - base :]
-                cut = self.table.cut_opens.get(
-                    self.current if self.resume_to is None else (self.current, self.resume_to)
-                )
-                if cut is not None:
-                    rest = rest[: len(rest) - cut_open_length(rest, cut)]
+                rest = self.without_cut_open(held[self.pos - base :])
                 if rest:
                     self.opened = True
                     self.tail.append(rest)
             self.pos = self.end
         self.close_current(None, True)
+
+    def without_cut_open(self, text):
+        """``text``, the end of the output in the open mode, without the beginning of an
+        open marker it ends with where the mode's recovering field says so (see
+        RegionTable.cut_opens): an output cut inside a marker ends with no text."""
+        cut = self.table.cut_opens.get(
+            self.current if self.resume_to is None else (self.current, self.resume_to)
+        )
+        if cut is None:
+            return text
+        return text[: len(text) - cut_open_length(text, cut)]
 
     def walk(self, held, base, walks):
         """``whole_pass`` from one landmark to the next, while the mode is one of
