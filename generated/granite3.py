@@ -531,6 +531,20 @@ class CompiledRegex:
             else (_re.compile(b["form"], _re.DOTALL), tuple(b["literals"]), None)
             for b in branches
         ]
+        # Whether a streamed search can be answered from the branches with stdlib calls
+        # (ResponseStream.branch_answer): every match begins with one of the
+        # prefilter's literals (a form's or a lookahead's), and no literal holds
+        # another after its first character, so no attempt begun before the first
+        # whole literal is alive at the end of the text.
+        literals = () if prefilter is None else prefilter.literals
+        self.branch_search = (
+            self.branches is not None and prefilter is not None and not prefilter.lead
+            and prefilter.lead_class is None
+            and set(literals) == {
+                s for _, found, ahead in self.branches for s in (found or (ahead,))
+            }
+            and not any(b in a[1:] for a in literals for b in literals)
+        )
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -2928,11 +2942,10 @@ class RegionTable:
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)
         # Regions whose close counts only outside JSON strings: their mode has a scan of
-        # its own (see ResponseStream.scan_outside_strings) and no walk; the quick path
-        # of a feed reads the text it gives to such a region for its strings.
+        # its own (see ResponseStream.scan_outside_strings), and its walk reads the
+        # strings up to each landmark; the quick path of a feed reads the text it gives
+        # to such a region for its strings.
         self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
-        for mode in self.string_modes:
-            self.walks.pop(mode, None)
         # A region opened in a yielding one is not walked (its close goes back there); a
         # yielding region is, up to a commit that yields (see WholePass.walk).
         for mode in list(self.walks):
@@ -3194,6 +3207,111 @@ def truncate_at_last_anchor(anchor, prefix, literals=None):
     return prefix if last_end is None else prefix[last_end:]
 
 # ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.strings [json_strings]
+# ------------------------------------------------------------------------------
+import re as _re
+
+# A run of backslashes and the quote after it (see JsonStrings.escaped).
+_BACKSLASHES_QUOTE = _re.compile(r'\\+"')
+
+
+class JsonStrings:
+    """Where an open region's body is inside a JSON string, read as it grows.
+
+    A ``"`` begins or ends a string unless an odd run of backslashes comes right before
+    it: inside a string that is JSON's own rule (``\\`` escapes the next character),
+    and outside one a backslash is not JSON. So the strings are found by counting
+    quotes with ``str.count`` and ``str.find``, at C speed; escaped quotes are told by
+    counting ``\\"`` too, and only a quote after two backslashes or more has its run
+    measured.
+
+    The state at ``at``: ``inside`` a string or not, and ``odd``: whether an odd run
+    of backslashes ends right before ``at`` (it may go on after it). A position is
+    inside a string from after its opening quote up to its closing quote.
+    """
+
+    __slots__ = ("at", "inside", "odd")
+
+    def __init__(self, start) -> None:
+        self.at = start
+        self.inside = False
+        self.odd = False
+
+    def advance(self, held, base, stop):
+        """Read the body from ``at`` to ``stop`` (``held`` starts at ``base``); returns
+        how many characters that was."""
+        i = self.at - base
+        s = stop - base
+        if i >= s:
+            return 0
+        quotes = held.count('"', i, s)
+        if quotes and (self.odd or held.find("\\", i, s) >= 0):
+            quotes -= self.escaped(held, i, s)
+        if quotes & 1:
+            self.inside = not self.inside
+        if held[s - 1] == "\\":
+            self.tail(held, i, s)
+        else:
+            self.odd = False
+        self.at = stop
+        return s - i
+
+    def escaped(self, held, i, s):
+        """How many quotes in ``held[i:s]`` an odd run of backslashes comes right before."""
+        escaped = 0
+        if self.odd:
+            # The run before i may go on: measured up to its first other character.
+            j = i
+            while j < s and held[j] == "\\":
+                j += 1
+            if j < s and held[j] == '"':
+                escaped += (j - i + 1) & 1
+                j += 1
+            i = j
+        if held.count('\\\\"', i, s):
+            for m in _BACKSLASHES_QUOTE.finditer(held, i, s):
+                escaped += (m.end() - m.start() - 1) & 1
+        else:
+            escaped += held.count('\\"', i, s)  # each after a run of one
+        return escaped
+
+    def tail(self, held, i, s):
+        """Set ``odd`` for the run of backslashes ending at ``s``, read back to ``i``."""
+        k = s - 1
+        while k >= i and held[k] == "\\":
+            k -= 1
+        run = s - 1 - k
+        self.odd = bool((run + (self.odd if k < i else 0)) & 1)
+
+    def skip(self, held, base, end):
+        """From inside a string: ``(the position after its closing quote, or None when
+        it does not end before ``end``; characters read)``."""
+        i = first = self.at - base
+        s = end - base
+        odd = self.odd
+        while True:
+            j = held.find('"', i, s)
+            if j < 0:
+                if i < s:
+                    if held[s - 1] == "\\":
+                        self.tail(held, i, s)
+                    else:
+                        self.odd = False
+                self.at = end
+                return None, s - first
+            k = j - 1
+            while k >= i and held[k] == "\\":
+                k -= 1
+            if not (j - 1 - k + (odd if k < i else 0)) & 1:
+                self.inside = False
+                self.odd = False
+                self.at = base + j + 1
+                return self.at, j + 1 - first
+            i = j + 1
+            odd = False
+            self.odd = False
+
+# ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.whole [whole]
 # ------------------------------------------------------------------------------
 import bisect as _bisect
@@ -3315,6 +3433,7 @@ class WholePass:
         table = self.table
         if (
             self.current in table.walks and self.resume_to is None and not self.resumed
+            and (self.strings is not None or self.current not in table.string_modes)
             and self.walk(held, base, table.walks)
         ):
             return
@@ -3437,6 +3556,10 @@ class WholePass:
         # before returning.
         pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
         by_literal = walks[current]
+        # In a region whose close counts only outside strings, its body's strings, read
+        # up to each landmark of the close (see ResponseStream.scan_outside_strings).
+        string_modes = table.string_modes
+        strings = self.strings if current in string_modes else None
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
@@ -3448,6 +3571,13 @@ class WholePass:
             at = found.start()
             if at + base < pos:
                 continue
+            if strings is not None:
+                self.examined += strings.advance(held, base, at + base)
+                if strings.inside:
+                    # A close written in a string: the loop gives the string to the
+                    # region and looks on after it, or in it if it never ends.
+                    done = False
+                    break
             entries, single, longer = spot
             if single is not None:
                 kind, region, form = single
@@ -3506,8 +3636,10 @@ class WholePass:
             pos = end
             if kind == "open":
                 current, captures, opened = region.name, ({} if caught is None else caught), True
+                strings = JsonStrings(pos) if region.outside_strings else None
             else:
                 current, captures, opened = implicit, {}, False
+                strings = None
                 if not (had_content or start != end):
                     # A zero-width close of an empty region would fire forever: the
                     # pass ends here, the rest unread.
@@ -3523,6 +3655,7 @@ class WholePass:
         # walk left at a region that is not walked is entered again after it.
         self.examined += (len(held) if found is None else found.end()) - lo
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.strings = strings
         self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]
         if done and not cut:
@@ -3951,6 +4084,12 @@ class StreamMemo:
             held, base = self.held()
             self.accumulate(events, held[self.pos - base : emitted - base])
             self.pos = emitted
+        strings = self.strings
+        if strings is not None and strings.at < self.pos:
+            # In a region whose close counts outside strings, the feed read them up
+            # to where the held text begins.
+            held, base = self.held()
+            self.examined += strings.advance(held, base, self.pos)
         self.trim()
 
     def answer_key(self, regex):
@@ -4264,10 +4403,14 @@ class ResponseStream(StreamMemo, WholePass):
             else:
                 before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
             # The state this feed found is named (see transition_key) by its number
-            # (then it was looked up above) or, made when needed, by what it is.
-            # (Not in a region whose close counts outside strings: what a feed does there
-            # depends on the strings before it too.)
-            keyed = len(unsent) <= _TRANSITION_HELD and self.strings is None
+            # (then it was looked up above) or, made when needed, by what it is. In a
+            # region whose close counts outside strings, what a feed does depends on
+            # the strings before it too: only a state outside every string is named
+            # (a close arriving token by token), and it is named by the same words.
+            strings = self.strings
+            keyed = len(unsent) <= _TRANSITION_HELD and (
+                strings is None or strings.at == pos and not strings.inside and not strings.odd
+            )
             if pos == end or node is None or node[1] != end:
                 node = None
             self.keep_unsent(before, unsent, text)
@@ -4450,7 +4593,12 @@ class ResponseStream(StreamMemo, WholePass):
             start = self.pos
         while True:
             if self.current in self.table.string_modes:
+                given = len(events)
                 best, hold_start = self.scan_outside_strings(eos, events)
+                if len(events) != given:
+                    # Text of a string given on the way: a replay would give it in
+                    # one piece, not as these events.
+                    record = self.node = None
             else:
                 best, hold_start = self.scan(
                     self.table.watches[
@@ -4478,11 +4626,6 @@ class ResponseStream(StreamMemo, WholePass):
                             record.append((True, region, m.start - start, m.end - start, captures))
                         self.close_current(events)
                     self.open_region(events, region, captures)
-                    if region.outside_strings and record is not None:
-                        # What a feed does in here depends on the body's strings too,
-                        # which a transition's key does not name: nothing is remembered.
-                        record = None
-                        self.node = None
                 else:
                     if record is not None:
                         record.append((False, region, m.start - start, m.end - start, None))
@@ -4848,6 +4991,12 @@ class ResponseStream(StreamMemo, WholePass):
                             if key is not None:
                                 self.remember_answer(regex, key, t + base - self.pos)
                             return Match(t + base, self.end, True)
+        elif regex.branch_search and span <= _FORM_READ:
+            scanner = self.scanners.get(watcher)
+            if scanner is None or scanner.pos < self.pos:
+                m = self.branch_answer(watcher, regex, pre, eos)
+                if m is not _SLOW:
+                    return m
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -4859,6 +5008,52 @@ class ResponseStream(StreamMemo, WholePass):
             elif m.partial and self.pos <= m.start < self.end:
                 self.remember_answer(regex, key, m.start - self.pos)
         return m
+
+    def branch_answer(self, watcher, regex, pre, eos):
+        """:meth:`answer` for an alternation whose branches have stdlib forms or are
+        lookaheads of literals (``regex.branch_search``), without a scanner: _SLOW
+        where the forms do not settle it.
+
+        Every match begins with a literal, so the first whole literal from ``pos`` is
+        where the leftmost match can begin, and there the first branch in order that
+        matches wins. With no whole literal, what pends is a literal's beginning at
+        the end (Prefilter.pending), as for a simple pattern. Text known to hold no
+        literal is not searched again (as in fixed_search), and the unsent text is
+        at most _FORM_READ long: linear.
+        """
+        held, base = self.held()
+        lo = self.pos - base
+        n = len(held)
+        seen = self.fixed_seen.get(watcher)
+        if seen is not None and seen[0] <= self.pos <= seen[1]:
+            known, s = seen[0], seen[1] - base
+        else:
+            known, s = self.pos, lo
+        j = pre.find(held, s, n)
+        sure = n - pre.heads_reach if j < 0 else min(j, n - pre.heads_reach)
+        self.fixed_seen[watcher] = (known, max(s, sure) + base)
+        if j < 0:
+            self.examined += n - s
+            if eos:
+                return None
+            p = pre.pending(held, lo)
+            self.examined += min(n - lo, pre.heads_reach)
+            return Match(p + base, self.end, True) if p < n else None
+        self.examined += j - s
+        for form, literals, ahead in regex.branches:
+            if form is None:
+                if held.startswith(ahead, j):
+                    return Match(j + base, j + base, False)
+                continue
+            for literal in literals:
+                if held.startswith(literal, j):
+                    found = form.match(held, j)
+                    if found is None:
+                        # (It may pend at the end, or the next branch match here.)
+                        return _SLOW
+                    self.examined += found.end() - j
+                    return Match(j + base, found.end() + base, False)
+        return _SLOW
 
     def fixed_search(self, watcher, delimiter, eos):
         """What the delimiter's scanner would answer, for literals none of which
@@ -5307,108 +5502,9 @@ def pythonic_from_json(text):
 
 def _is_ascii_identifier(text):
     return text.isascii() and text.isidentifier()
+
+
 _FAILED = object()
-
-
-# A run of backslashes and the quote after it (see JsonStrings.escaped).
-_BACKSLASHES_QUOTE = _re.compile(r'\\+"')
-
-
-class JsonStrings:
-    """Where an open region's body is inside a JSON string, read as it grows.
-
-    A ``"`` begins or ends a string unless an odd run of backslashes comes right before
-    it: inside a string that is JSON's own rule (``\\`` escapes the next character),
-    and outside one a backslash is not JSON. So the strings are found by counting
-    quotes with ``str.count`` and ``str.find``, at C speed; escaped quotes are told by
-    counting ``\\"`` too, and only a quote after two backslashes or more has its run
-    measured.
-
-    The state at ``at``: ``inside`` a string or not, and ``odd``: whether an odd run
-    of backslashes ends right before ``at`` (it may go on after it). A position is
-    inside a string from after its opening quote up to its closing quote.
-    """
-
-    __slots__ = ("at", "inside", "odd")
-
-    def __init__(self, start) -> None:
-        self.at = start
-        self.inside = False
-        self.odd = False
-
-    def advance(self, held, base, stop):
-        """Read the body from ``at`` to ``stop`` (``held`` starts at ``base``); returns
-        how many characters that was."""
-        i = self.at - base
-        s = stop - base
-        if i >= s:
-            return 0
-        quotes = held.count('"', i, s)
-        if quotes and (self.odd or held.find("\\", i, s) >= 0):
-            quotes -= self.escaped(held, i, s)
-        if quotes & 1:
-            self.inside = not self.inside
-        if held[s - 1] == "\\":
-            self.tail(held, i, s)
-        else:
-            self.odd = False
-        self.at = stop
-        return s - i
-
-    def escaped(self, held, i, s):
-        """How many quotes in ``held[i:s]`` an odd run of backslashes comes right before."""
-        escaped = 0
-        if self.odd:
-            # The run before i may go on: measured up to its first other character.
-            j = i
-            while j < s and held[j] == "\\":
-                j += 1
-            if j < s and held[j] == '"':
-                escaped += (j - i + 1) & 1
-                j += 1
-            i = j
-        if held.count('\\\\"', i, s):
-            for m in _BACKSLASHES_QUOTE.finditer(held, i, s):
-                escaped += (m.end() - m.start() - 1) & 1
-        else:
-            escaped += held.count('\\"', i, s)  # each after a run of one
-        return escaped
-
-    def tail(self, held, i, s):
-        """Set ``odd`` for the run of backslashes ending at ``s``, read back to ``i``."""
-        k = s - 1
-        while k >= i and held[k] == "\\":
-            k -= 1
-        run = s - 1 - k
-        self.odd = bool((run + (self.odd if k < i else 0)) & 1)
-
-    def skip(self, held, base, end):
-        """From inside a string: ``(the position after its closing quote, or None when
-        it does not end before ``end``; characters read)``."""
-        i = first = self.at - base
-        s = end - base
-        odd = self.odd
-        while True:
-            j = held.find('"', i, s)
-            if j < 0:
-                if i < s:
-                    if held[s - 1] == "\\":
-                        self.tail(held, i, s)
-                    else:
-                        self.odd = False
-                self.at = end
-                return None, s - first
-            k = j - 1
-            while k >= i and held[k] == "\\":
-                k -= 1
-            if not (j - 1 - k + (odd if k < i else 0)) & 1:
-                self.inside = False
-                self.odd = False
-                self.at = base + j + 1
-                return self.at, j + 1 - first
-            i = j + 1
-            odd = False
-            self.odd = False
 
 # Compiled delimiters: NFA, character classes and complete DFA tables per pattern.
 _REGEX_DATA = [

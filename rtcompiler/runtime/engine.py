@@ -499,6 +499,20 @@ class CompiledRegex:
             else (_re.compile(b["form"], _re.DOTALL), tuple(b["literals"]), None)
             for b in branches
         ]
+        # Whether a streamed search can be answered from the branches with stdlib calls
+        # (ResponseStream.branch_answer): every match begins with one of the
+        # prefilter's literals (a form's or a lookahead's), and no literal holds
+        # another after its first character, so no attempt begun before the first
+        # whole literal is alive at the end of the text.
+        literals = () if prefilter is None else prefilter.literals
+        self.branch_search = (
+            self.branches is not None and prefilter is not None and not prefilter.lead
+            and prefilter.lead_class is None
+            and set(literals) == {
+                s for _, found, ahead in self.branches for s in (found or (ahead,))
+            }
+            and not any(b in a[1:] for a in literals for b in literals)
+        )
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)

@@ -158,6 +158,12 @@ class StreamMemo:
             held, base = self.held()
             self.accumulate(events, held[self.pos - base : emitted - base])
             self.pos = emitted
+        strings = self.strings
+        if strings is not None and strings.at < self.pos:
+            # In a region whose close counts outside strings, the feed read them up
+            # to where the held text begins.
+            held, base = self.held()
+            self.examined += strings.advance(held, base, self.pos)
         self.trim()
 
     def answer_key(self, regex):

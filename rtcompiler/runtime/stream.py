@@ -46,6 +46,7 @@ from __future__ import annotations
 from .engine import Match
 from .memo import _TRANSITION_HELD, StreamMemo
 from .regions import truncate_at_last_anchor
+from .strings import JsonStrings
 from .whole import (
     _FORM_HELD,
     _FORM_READ,
@@ -339,10 +340,14 @@ class ResponseStream(StreamMemo, WholePass):
             else:
                 before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
             # The state this feed found is named (see transition_key) by its number
-            # (then it was looked up above) or, made when needed, by what it is.
-            # (Not in a region whose close counts outside strings: what a feed does there
-            # depends on the strings before it too.)
-            keyed = len(unsent) <= _TRANSITION_HELD and self.strings is None
+            # (then it was looked up above) or, made when needed, by what it is. In a
+            # region whose close counts outside strings, what a feed does depends on
+            # the strings before it too: only a state outside every string is named
+            # (a close arriving token by token), and it is named by the same words.
+            strings = self.strings
+            keyed = len(unsent) <= _TRANSITION_HELD and (
+                strings is None or strings.at == pos and not strings.inside and not strings.odd
+            )
             if pos == end or node is None or node[1] != end:
                 node = None
             self.keep_unsent(before, unsent, text)
@@ -525,7 +530,12 @@ class ResponseStream(StreamMemo, WholePass):
             start = self.pos
         while True:
             if self.current in self.table.string_modes:
+                given = len(events)
                 best, hold_start = self.scan_outside_strings(eos, events)
+                if len(events) != given:
+                    # Text of a string given on the way: a replay would give it in
+                    # one piece, not as these events.
+                    record = self.node = None
             else:
                 best, hold_start = self.scan(
                     self.table.watches[
@@ -553,11 +563,6 @@ class ResponseStream(StreamMemo, WholePass):
                             record.append((True, region, m.start - start, m.end - start, captures))
                         self.close_current(events)
                     self.open_region(events, region, captures)
-                    if region.outside_strings and record is not None:
-                        # What a feed does in here depends on the body's strings too,
-                        # which a transition's key does not name: nothing is remembered.
-                        record = None
-                        self.node = None
                 else:
                     if record is not None:
                         record.append((False, region, m.start - start, m.end - start, None))
@@ -923,6 +928,12 @@ class ResponseStream(StreamMemo, WholePass):
                             if key is not None:
                                 self.remember_answer(regex, key, t + base - self.pos)
                             return Match(t + base, self.end, True)
+        elif regex.branch_search and span <= _FORM_READ:
+            scanner = self.scanners.get(watcher)
+            if scanner is None or scanner.pos < self.pos:
+                m = self.branch_answer(watcher, regex, pre, eos)
+                if m is not _SLOW:
+                    return m
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -934,6 +945,52 @@ class ResponseStream(StreamMemo, WholePass):
             elif m.partial and self.pos <= m.start < self.end:
                 self.remember_answer(regex, key, m.start - self.pos)
         return m
+
+    def branch_answer(self, watcher, regex, pre, eos):
+        """:meth:`answer` for an alternation whose branches have stdlib forms or are
+        lookaheads of literals (``regex.branch_search``), without a scanner: _SLOW
+        where the forms do not settle it.
+
+        Every match begins with a literal, so the first whole literal from ``pos`` is
+        where the leftmost match can begin, and there the first branch in order that
+        matches wins. With no whole literal, what pends is a literal's beginning at
+        the end (Prefilter.pending), as for a simple pattern. Text known to hold no
+        literal is not searched again (as in fixed_search), and the unsent text is
+        at most _FORM_READ long: linear.
+        """
+        held, base = self.held()
+        lo = self.pos - base
+        n = len(held)
+        seen = self.fixed_seen.get(watcher)
+        if seen is not None and seen[0] <= self.pos <= seen[1]:
+            known, s = seen[0], seen[1] - base
+        else:
+            known, s = self.pos, lo
+        j = pre.find(held, s, n)
+        sure = n - pre.heads_reach if j < 0 else min(j, n - pre.heads_reach)
+        self.fixed_seen[watcher] = (known, max(s, sure) + base)
+        if j < 0:
+            self.examined += n - s
+            if eos:
+                return None
+            p = pre.pending(held, lo)
+            self.examined += min(n - lo, pre.heads_reach)
+            return Match(p + base, self.end, True) if p < n else None
+        self.examined += j - s
+        for form, literals, ahead in regex.branches:
+            if form is None:
+                if held.startswith(ahead, j):
+                    return Match(j + base, j + base, False)
+                continue
+            for literal in literals:
+                if held.startswith(literal, j):
+                    found = form.match(held, j)
+                    if found is None:
+                        # (It may pend at the end, or the next branch match here.)
+                        return _SLOW
+                    self.examined += found.end() - j
+                    return Match(j + base, found.end() + base, False)
+        return _SLOW
 
     def fixed_search(self, watcher, delimiter, eos):
         """What the delimiter's scanner would answer, for literals none of which
@@ -1382,108 +1439,9 @@ def pythonic_from_json(text):
 
 def _is_ascii_identifier(text):
     return text.isascii() and text.isidentifier()
+
+
 _FAILED = object()
-
-
-# A run of backslashes and the quote after it (see JsonStrings.escaped).
-_BACKSLASHES_QUOTE = _re.compile(r'\\+"')
-
-
-class JsonStrings:
-    """Where an open region's body is inside a JSON string, read as it grows.
-
-    A ``"`` begins or ends a string unless an odd run of backslashes comes right before
-    it: inside a string that is JSON's own rule (``\\`` escapes the next character),
-    and outside one a backslash is not JSON. So the strings are found by counting
-    quotes with ``str.count`` and ``str.find``, at C speed; escaped quotes are told by
-    counting ``\\"`` too, and only a quote after two backslashes or more has its run
-    measured.
-
-    The state at ``at``: ``inside`` a string or not, and ``odd``: whether an odd run
-    of backslashes ends right before ``at`` (it may go on after it). A position is
-    inside a string from after its opening quote up to its closing quote.
-    """
-
-    __slots__ = ("at", "inside", "odd")
-
-    def __init__(self, start) -> None:
-        self.at = start
-        self.inside = False
-        self.odd = False
-
-    def advance(self, held, base, stop):
-        """Read the body from ``at`` to ``stop`` (``held`` starts at ``base``); returns
-        how many characters that was."""
-        i = self.at - base
-        s = stop - base
-        if i >= s:
-            return 0
-        quotes = held.count('"', i, s)
-        if quotes and (self.odd or held.find("\\", i, s) >= 0):
-            quotes -= self.escaped(held, i, s)
-        if quotes & 1:
-            self.inside = not self.inside
-        if held[s - 1] == "\\":
-            self.tail(held, i, s)
-        else:
-            self.odd = False
-        self.at = stop
-        return s - i
-
-    def escaped(self, held, i, s):
-        """How many quotes in ``held[i:s]`` an odd run of backslashes comes right before."""
-        escaped = 0
-        if self.odd:
-            # The run before i may go on: measured up to its first other character.
-            j = i
-            while j < s and held[j] == "\\":
-                j += 1
-            if j < s and held[j] == '"':
-                escaped += (j - i + 1) & 1
-                j += 1
-            i = j
-        if held.count('\\\\"', i, s):
-            for m in _BACKSLASHES_QUOTE.finditer(held, i, s):
-                escaped += (m.end() - m.start() - 1) & 1
-        else:
-            escaped += held.count('\\"', i, s)  # each after a run of one
-        return escaped
-
-    def tail(self, held, i, s):
-        """Set ``odd`` for the run of backslashes ending at ``s``, read back to ``i``."""
-        k = s - 1
-        while k >= i and held[k] == "\\":
-            k -= 1
-        run = s - 1 - k
-        self.odd = bool((run + (self.odd if k < i else 0)) & 1)
-
-    def skip(self, held, base, end):
-        """From inside a string: ``(the position after its closing quote, or None when
-        it does not end before ``end``; characters read)``."""
-        i = first = self.at - base
-        s = end - base
-        odd = self.odd
-        while True:
-            j = held.find('"', i, s)
-            if j < 0:
-                if i < s:
-                    if held[s - 1] == "\\":
-                        self.tail(held, i, s)
-                    else:
-                        self.odd = False
-                self.at = end
-                return None, s - first
-            k = j - 1
-            while k >= i and held[k] == "\\":
-                k -= 1
-            if not (j - 1 - k + (odd if k < i else 0)) & 1:
-                self.inside = False
-                self.odd = False
-                self.at = base + j + 1
-                return self.at, j + 1 - first
-            i = j + 1
-            odd = False
-            self.odd = False
 ###}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .engine import Match
 from .regions import cut_open_length
+from .strings import JsonStrings
 
 # isort: split
 
@@ -135,6 +136,7 @@ class WholePass:
         table = self.table
         if (
             self.current in table.walks and self.resume_to is None and not self.resumed
+            and (self.strings is not None or self.current not in table.string_modes)
             and self.walk(held, base, table.walks)
         ):
             return
@@ -257,6 +259,10 @@ class WholePass:
         # before returning.
         pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
         by_literal = walks[current]
+        # In a region whose close counts only outside strings, its body's strings, read
+        # up to each landmark of the close (see ResponseStream.scan_outside_strings).
+        string_modes = table.string_modes
+        strings = self.strings if current in string_modes else None
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
@@ -268,6 +274,13 @@ class WholePass:
             at = found.start()
             if at + base < pos:
                 continue
+            if strings is not None:
+                self.examined += strings.advance(held, base, at + base)
+                if strings.inside:
+                    # A close written in a string: the loop gives the string to the
+                    # region and looks on after it, or in it if it never ends.
+                    done = False
+                    break
             entries, single, longer = spot
             if single is not None:
                 kind, region, form = single
@@ -326,8 +339,10 @@ class WholePass:
             pos = end
             if kind == "open":
                 current, captures, opened = region.name, ({} if caught is None else caught), True
+                strings = JsonStrings(pos) if region.outside_strings else None
             else:
                 current, captures, opened = implicit, {}, False
+                strings = None
                 if not (had_content or start != end):
                     # A zero-width close of an empty region would fire forever: the
                     # pass ends here, the rest unread.
@@ -343,6 +358,7 @@ class WholePass:
         # walk left at a region that is not walked is entered again after it.
         self.examined += (len(held) if found is None else found.end()) - lo
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
+        self.strings = strings
         self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]
         if done and not cut:

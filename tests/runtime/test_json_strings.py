@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rtcompiler.runtime.stream import JsonStrings
+from rtcompiler.runtime.strings import JsonStrings
 
 
 def inside_at(text: str) -> list[bool]:

@@ -72,13 +72,35 @@ TEMPLATES = [
         "content": {"open": ["<|channel|>final<|message|>", "<|channel|>commentary<|message|>"],
                     "close": "<|end|>", "content": "text"},
     },
+    {
+        # Qwen3's call close: an alternation with a lookahead, answered from its
+        # branches (branch_answer).
+        "tool_calls": {
+            "open_pattern": "\\s*<tool_call>",
+            "close_pattern": "</tool_call>\\s*|(?=<\\|im_end\\|>)",
+            "repeats": True, "content": "text",
+        },
+        "content": {"close": "<|im_end|>", "content": "text"},
+    },
+    {
+        # A branch that can fail at its literal (it needs a space after it), and the
+        # lookahead first: where the forms do not settle it, the scanner does.
+        "reasoning_content": {
+            "open": "<think>", "close_pattern": "(?=<tool_call>)|</think>\\n", "content": "text",
+        },
+        "tool_calls": {
+            "open": "<tool_call>", "close_pattern": "</tool_call>[\\n ]|(?=<\\|im_end\\|>)|<\\|",
+            "repeats": True, "content": "text",
+        },
+        "content": {"close": "<|im_end|>", "content": "text"},
+    },
 ]
 PIECES = [
     " ", "\n", "  ", "x", "ab", "<", "<t", "<tool_", "call>", "<tool_call>", "</tool_call>",
     "</", "<think>", "</think>", "<|im_end|>", "<|", "tool_call>", "call:", "get_", "w{",
     "<tool_call|>", "<turn|>", "<|tool_response>", "<function=", "f>", "{", ">",
     "<|channel|>", "analysis", "commentary", "comm", " to=", "f", "<|message|>", "<|mes",
-    "<|end|>", "<|call|>", "final",
+    "<|end|>", "<|call|>", "final", "</tool_call>\n", "</think>\n", "</think>",
 ]
 
 
@@ -322,7 +344,8 @@ def test_a_watcher_pending_where_the_scan_starts_ends_the_scan():
 # Per template, a header its tool-call pattern pends on while it arrives.
 HEADERS = [
     "\n<tool_call>", "<|tool_call>call:get_weather", "<tool_call>\n<function=get_weather>\n",
-    "<|channel|>commentary to=f<|message|>",
+    "<|channel|>commentary to=f<|message|>", "\n<tool_call>{} </tool_call>\n",
+    "<think>x</think>\n<tool_call>y</tool_call>\n",
 ]
 
 
@@ -375,3 +398,31 @@ def test_the_remembered_answers_stay_few():
     for name in ("a", "bb", "ccc", "dddd"):
         _run(module, f"<tool_call>\n<function={name}>\n{{}}</tool_call>", list(range(40)))
         assert len(module.TABLE.regions[0].open.regex.partials) <= 3
+
+
+def test_an_alternation_with_a_lookahead_is_answered_without_a_scanner():
+    """Qwen3's call close ``</tool_call>\\s*|(?=<\\|im_end\\|>)`` has no stdlib form of its
+    own (the lookahead): each branch's does. A streamed call body, its close pending at
+    the end, then whole, is answered with stdlib calls alone (branch_answer)."""
+    module = _module(TEMPLATES[4], shortcuts=True)
+    regex = module.TABLE.regions[0].close.regex
+    assert regex.branch_search
+    parser = module.ResponseParser("")
+    stream = parser._stream
+    for piece in ("hi <tool_call>", '{"a": 1 < 2}', "</tool", "_call>", "\n", "ok"):
+        parser.feed(piece)
+    assert ("close", "tool_calls") not in stream.scanners
+    message, _ = parser.finalize()
+    assert message == _run(_module(TEMPLATES[4], shortcuts=False), "".join(
+        ("hi <tool_call>", '{"a": 1 < 2}', "</tool_call>\nok")), [])[0]
+    # A branch that fails at its literal ("</tool_call>" without its space yet) is
+    # left to the scanner.
+    module = _module(TEMPLATES[5], shortcuts=True)
+    parser = module.ResponseParser("")
+    parser.feed("<tool_call>x</tool_call>")
+    stream = parser._stream
+    regex = module.TABLE.regions[1].close.regex
+    assert stream.text(stream.pos, stream.end) == "</tool_call>"
+    watcher = ("close", "tool_calls")
+    assert stream.branch_answer(watcher, regex, regex.prefilter, False) is module._SLOW
+    assert stream.answer(watcher, module.TABLE.regions[1].close, False).partial

@@ -204,3 +204,93 @@ def test_a_held_beginning_of_a_literal_is_numbered_and_what_follows_replayed():
     again.feed("ab\n\n")
     assert again._stream.pos == again._stream.end - 2
     assert again._stream.node is None or again._stream.node[1] != again._stream.end
+
+
+# A call close that counts only outside the body's JSON strings (close-outside-strings):
+# what a feed does there depends on the strings before it too, so only a state outside
+# every string is remembered, and a feed that gives a string's text on the way is not.
+STRINGS = {
+    "version": 1, "extensions": ["close-outside-strings", "recover"],
+    "start_anchor": "<|start|>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": "\\s*<tool_call>",
+            "close_pattern": "</tool_call>\\s*|(?=<\\|im_end\\|>)",
+            "repeats": True, "content": "json", "recover": True,
+            "close_outside_strings": True,
+        },
+        "content": {"close": "<|im_end|>", "content": "text"},
+    },
+}
+STRING_PIECES = [
+    '"', '\\', '\\"', "x", " ", "\n", "{", "}", '{"a": "', '"}', "<", "</", "</tool_",
+    "call>", "</tool_call>", "<tool_call>", "\n<tool_call>", "<|im_", "end|>", "<|im_end|>",
+    '{"a": 1}', ': "', '", "b": "',
+]
+
+
+def _strings_module(remember: bool):
+    import types
+
+    from rtcompiler.codegen import generate_module
+    from rtcompiler.template import load_template
+
+    module = types.ModuleType("transitions_strings_test")
+    source = generate_module(load_template(STRINGS))
+    exec(compile(source, "<transitions_strings_test>", "exec"), module.__dict__)
+    if not remember:
+        module._TRANSITION_HELD = -1
+    return module
+
+
+def _outcome(module, text: str, cuts: list[int]):
+    try:
+        return ("ok", _run(module, text, cuts))
+    except ValueError as e:
+        return ("error", str(e))
+
+
+@settings(max_examples=examples(60, 200), deadline=None)
+@given(data=st.data())
+def test_replayed_transitions_in_a_string_tracking_region_change_nothing(data):
+    remembering, forgetting = _strings_module(True), _strings_module(False)
+    pieces = st.sampled_from(STRING_PIECES)
+    texts = data.draw(st.lists(st.lists(pieces, max_size=14).map("".join), min_size=2,
+                               max_size=4))
+    runs = []
+    for text in texts:
+        for _ in range(2):
+            runs.append((text, data.draw(st.lists(st.integers(0, len(text)), max_size=16))))
+    for text, cuts in runs + runs:
+        assert _outcome(remembering, text, cuts) == _outcome(forgetting, text, cuts)
+
+
+def test_a_close_arriving_token_by_token_is_replayed_in_a_string_tracking_region():
+    """The call's close, cut as in the stream before, is replayed: fewer scans than a
+    table that remembers nothing makes. A close written inside an argument string is not
+    a close, remembered or not."""
+    text = '<tool_call>{"a": "</tool_call>"}</tool_call>'
+    cuts = list(range(0, len(text), 3))
+    scans = []
+    outcomes = []
+    for remember in (True, False):
+        module = _strings_module(remember)
+        first = _outcome(module, text, cuts)
+        calls: list = []
+        scan = module.ResponseStream.scan_outside_strings
+        module.ResponseStream.scan_outside_strings = (
+            lambda self, eos, events, calls=calls, scan=scan: (
+                calls.append(eos) or scan(self, eos, events)
+            )
+        )
+        try:
+            second = _outcome(module, text, cuts)
+        finally:
+            module.ResponseStream.scan_outside_strings = scan
+        assert second == first
+        assert first[0] == "ok" and first[1][0]["tool_calls"] == [{"a": "</tool_call>"}]
+        scans.append(len(calls))
+        outcomes.append(second)
+    assert outcomes[0] == outcomes[1]
+    # (3 against 7: the feeds in the string and the end are scanned either way.)
+    assert scans[0] < scans[1]
