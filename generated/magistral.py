@@ -4010,6 +4010,9 @@ class StreamMemo:
         """
         if end + len(text) - self.pos > _TRANSITION_HELD or self.resume_to is not None:
             return None
+        strings = self.strings
+        if strings is not None and strings.at != self.pos:
+            return None  # the strings are not read up to here: the state is not known
         self.examined += len(text)
         node = self.node
         if node is not None and node[1] == end:
@@ -4024,6 +4027,14 @@ class StreamMemo:
         """The state with ``held`` unsent after ``before`` (the character before it),
         named by what it is."""
         self.examined += len(held)
+        strings = self.strings
+        if strings is not None:
+            # In a region whose close counts outside strings, read up to here: whether
+            # this is inside a string, and after an odd run of backslashes.
+            return (
+                self.current, self.opened, held, before, self.resume_to, self.resumed,
+                strings.inside, strings.odd,
+            )
         if self.resume_to is not None or self.resumed:
             # What a close does depends on the yielding region (docs/extensions.md) too.
             return self.current, self.opened, held, before, self.resume_to, self.resumed
@@ -4352,12 +4363,15 @@ class ResponseStream(StreamMemo, WholePass):
                 if self.opened:
                     strings = self.strings
                     if strings is not None:  # the text is read for its JSON strings
-                        if '"' in unsent or "\\" in unsent or strings.at > pos:
+                        if "\\" in unsent or strings.odd or strings.at > pos:
                             self.examined += strings.advance(unsent, pos, self.end)
-                        else:  # (advance, written out for a piece without either)
+                        else:
+                            # (advance, written out for a piece without a backslash: each
+                            # quote begins or ends a string)
                             self.examined += len(unsent)
+                            if '"' in unsent and unsent.count('"') & 1:
+                                strings.inside = not strings.inside
                             strings.at = self.end
-                            strings.odd = False
                     # accumulate, written out for the usual token (one call less)
                     tail = self.tail
                     tail.append(unsent)
@@ -4378,12 +4392,11 @@ class ResponseStream(StreamMemo, WholePass):
             # The state this feed found is named (see transition_key) by its number
             # (then it was looked up above) or, made when needed, by what it is. In a
             # region whose close counts outside strings, what a feed does depends on
-            # the strings before it too: only a state outside every string is named
-            # (a close arriving token by token), and it is named by the same words.
+            # the strings before it too: a state is named there when they are read up
+            # to where the unsent text begins, and its name says whether that is
+            # inside a string (see described).
             strings = self.strings
-            keyed = len(unsent) <= _TRANSITION_HELD and (
-                strings is None or strings.at == pos and not strings.inside and not strings.odd
-            )
+            keyed = len(unsent) <= _TRANSITION_HELD and (strings is None or strings.at == pos)
             if pos == end or node is None or node[1] != end:
                 node = None
             self.keep_unsent(before, unsent, text)
@@ -4565,13 +4578,12 @@ class ResponseStream(StreamMemo, WholePass):
             record = []
             start = self.pos
         while True:
-            if self.current in self.table.string_modes:
+            strung = self.current in self.table.string_modes
+            if strung:
+                # The text of the strings it passes goes out as the pass's one chunk
+                # of the region's text (see give), as a replay gives it.
                 given = len(events)
                 best, hold_start = self.scan_outside_strings(eos, events)
-                if len(events) != given:
-                    # Text of a string given on the way: a replay would give it in
-                    # one piece, not as these events.
-                    record = self.node = None
             else:
                 best, hold_start = self.scan(
                     self.table.watches[
@@ -4583,7 +4595,10 @@ class ResponseStream(StreamMemo, WholePass):
             if best is not None:
                 kind, region, m = best
                 if m.start > self.pos:
-                    self.accumulate(events, self.text(self.pos, m.start))
+                    if strung:
+                        self.give(events, self.text(self.pos, m.start), given)
+                    else:
+                        self.accumulate(events, self.text(self.pos, m.start))
                 self.pos = m.end
                 if kind == "open":
                     captures = m.captured()
@@ -4637,7 +4652,10 @@ class ResponseStream(StreamMemo, WholePass):
                 self.close_current(events, True)
                 break
             if hold_start > self.pos:
-                self.accumulate(events, self.text(self.pos, hold_start))
+                if strung:
+                    self.give(events, self.text(self.pos, hold_start), given)
+                else:
+                    self.accumulate(events, self.text(self.pos, hold_start))
                 self.pos = hold_start
             break
         if record is not None:
@@ -4777,6 +4795,7 @@ class ResponseStream(StreamMemo, WholePass):
             self.current if self.resume_to is None else (self.current, self.resume_to)
         ]
         self.held_by = None  # (set only by this scan's own searches, and cleared after)
+        given = 0 if events is None else len(events)
         while True:
             held, base = self.held()
             n = self.end
@@ -4799,7 +4818,7 @@ class ResponseStream(StreamMemo, WholePass):
                     if eos:
                         return self.close_in_open_string(watch)
                     return None, n
-                self.region_text(events, stop)
+                self.region_text(events, stop, given)
             best, hold_start = self.scan(watch, eos)
             self.held_by = None
             at = hold_start if best is None else best[2].start
@@ -4809,7 +4828,7 @@ class ResponseStream(StreamMemo, WholePass):
             self.examined += strings.advance(held, base, at)
             if not strings.inside:
                 return best, hold_start
-            self.region_text(events, at)
+            self.region_text(events, at, given)
 
     def close_in_open_string(self, watch):
         """The end of the output, inside a string that never ended (a stray or a cut
@@ -4845,17 +4864,34 @@ class ResponseStream(StreamMemo, WholePass):
         self.pos = stop
         return best, stop
 
-    def region_text(self, events, stop):
+    def region_text(self, events, stop, given):
         """Give the text from ``pos`` to ``stop`` to the open region (``events`` None:
-        a whole-text pass, which makes no events)."""
+        a whole-text pass, which makes no events; see give for ``given``)."""
         if stop > self.pos:
             text = self.text(self.pos, stop)
             if events is None:
                 self.opened = True
                 self.tail.append(text)
             else:
-                self.accumulate(events, text)
+                self.give(events, text, given)
             self.pos = stop
+
+    def give(self, events, text, given):
+        """``accumulate``, adding to the region's chunk when the last of ``events`` is
+        one made after the first ``given``: a pass through a string-tracking region gives
+        the text of the strings it passes, then the rest, as one chunk, as a replay of
+        the feed does (see StreamMemo.replay)."""
+        if len(events) > given:
+            last = events[-1]
+            if last["type"] == "region_chunk" and last["field"] == self.current:
+                last["text"] += text
+                tail = self.tail
+                tail.append(text)
+                if len(tail) >= _BODY_RUN:
+                    self.body.append("".join(tail))
+                    tail.clear()
+                return
+        self.accumulate(events, text)
 
     def pends_here(self, watcher, delimiter):
         """The watcher's answer from ``pos``, and whether its delimiter still pends

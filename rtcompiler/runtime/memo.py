@@ -111,6 +111,9 @@ class StreamMemo:
         """
         if end + len(text) - self.pos > _TRANSITION_HELD or self.resume_to is not None:
             return None
+        strings = self.strings
+        if strings is not None and strings.at != self.pos:
+            return None  # the strings are not read up to here: the state is not known
         self.examined += len(text)
         node = self.node
         if node is not None and node[1] == end:
@@ -125,6 +128,14 @@ class StreamMemo:
         """The state with ``held`` unsent after ``before`` (the character before it),
         named by what it is."""
         self.examined += len(held)
+        strings = self.strings
+        if strings is not None:
+            # In a region whose close counts outside strings, read up to here: whether
+            # this is inside a string, and after an odd run of backslashes.
+            return (
+                self.current, self.opened, held, before, self.resume_to, self.resumed,
+                strings.inside, strings.odd,
+            )
         if self.resume_to is not None or self.resumed:
             # What a close does depends on the yielding region (docs/extensions.md) too.
             return self.current, self.opened, held, before, self.resume_to, self.resumed

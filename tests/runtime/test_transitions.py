@@ -207,8 +207,9 @@ def test_a_held_beginning_of_a_literal_is_numbered_and_what_follows_replayed():
 
 
 # A call close that counts only outside the body's JSON strings (close-outside-strings):
-# what a feed does there depends on the strings before it too, so only a state outside
-# every string is remembered, and a feed that gives a string's text on the way is not.
+# what a feed does there depends on the strings before it too, so a state's name says
+# whether it is inside a string, and a pass gives the strings' text and the rest as one
+# chunk, as its replay does.
 STRINGS = {
     "version": 1, "extensions": ["close-outside-strings", "recover"],
     "start_anchor": "<|start|>",
