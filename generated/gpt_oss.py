@@ -3532,7 +3532,7 @@ class WholePass:
         # In a region whose close counts only outside strings, its body's strings, read
         # up to each landmark of the close (see ResponseStream.scan_outside_strings).
         string_modes = table.string_modes
-        strings = self.strings if current in string_modes else None
+        strings = self.strings_read() if current in string_modes else None
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
@@ -4010,9 +4010,8 @@ class StreamMemo:
         """
         if end + len(text) - self.pos > _TRANSITION_HELD or self.resume_to is not None:
             return None
-        strings = self.strings
-        if strings is not None and strings.at != self.pos:
-            return None  # the strings are not read up to here: the state is not known
+        if self.strings is not None and self.strings_read().at != self.pos:
+            return None  # the strings were read past here: the state is not known
         self.examined += len(text)
         node = self.node
         if node is not None and node[1] == end:
@@ -4068,12 +4067,6 @@ class StreamMemo:
             held, base = self.held()
             self.accumulate(events, held[self.pos - base : emitted - base])
             self.pos = emitted
-        strings = self.strings
-        if strings is not None and strings.at < self.pos:
-            # In a region whose close counts outside strings, the feed read them up
-            # to where the held text begins.
-            held, base = self.held()
-            self.examined += strings.advance(held, base, self.pos)
         self.trim()
 
     def answer_key(self, regex):
@@ -4310,8 +4303,6 @@ class ResponseStream(StreamMemo, WholePass):
                         self.examined += len(text) - stop
                         events = []
                         if stop:
-                            if self.strings is not None:
-                                self.examined += self.strings.advance(text, pos, pos + stop)
                             self.pos = pos + stop
                             self.accumulate(events, text[:stop])
                         return events
@@ -4361,17 +4352,8 @@ class ResponseStream(StreamMemo, WholePass):
                 self.end = self.pos = end + len(text)
                 self.examined += len(unsent)
                 if self.opened:
-                    strings = self.strings
-                    if strings is not None:  # the text is read for its JSON strings
-                        if "\\" in unsent or strings.odd or strings.at > pos:
-                            self.examined += strings.advance(unsent, pos, self.end)
-                        else:
-                            # (advance, written out for a piece without a backslash: each
-                            # quote begins or ends a string)
-                            self.examined += len(unsent)
-                            if '"' in unsent and unsent.count('"') & 1:
-                                strings.inside = not strings.inside
-                            strings.at = self.end
+                    # (In a string-tracking region, its strings are read when needed:
+                    # see strings_read.)
                     # accumulate, written out for the usual token (one call less)
                     tail = self.tail
                     tail.append(unsent)
@@ -4395,8 +4377,9 @@ class ResponseStream(StreamMemo, WholePass):
             # the strings before it too: a state is named there when they are read up
             # to where the unsent text begins, and its name says whether that is
             # inside a string (see described).
-            strings = self.strings
-            keyed = len(unsent) <= _TRANSITION_HELD and (strings is None or strings.at == pos)
+            keyed = len(unsent) <= _TRANSITION_HELD and (
+                self.strings is None or self.strings_read().at == pos
+            )
             if pos == end or node is None or node[1] != end:
                 node = None
             self.keep_unsent(before, unsent, text)
@@ -4450,8 +4433,6 @@ class ResponseStream(StreamMemo, WholePass):
                     self.process(events, False, key)
                 return events
             stop = found.start()
-            if stop and self.strings is not None:
-                self.examined += self.strings.advance(unsent, pos, pos + stop)
             self.pos = pos + stop
             if stop:  # else all held
                 self.accumulate(events, unsent[:stop])
@@ -4639,8 +4620,6 @@ class ResponseStream(StreamMemo, WholePass):
                     self.examined += len(held) - i
                     if quick[0](held, i) is None:
                         if i < len(held):
-                            if self.strings is not None:
-                                self.examined += self.strings.advance(held, base, self.end)
                             self.accumulate(events, held[i:])
                             self.pos = self.end
                         break
@@ -4789,6 +4768,8 @@ class ResponseStream(StreamMemo, WholePass):
         strings = self.strings
         if strings is None:
             strings = self.strings = JsonStrings(self.pos)
+        elif strings.at < self.pos:
+            self.strings_read()
         # In a region opened inside a yielding one, the yielding region's close is
         # watched too (and counts, as the region's own, only outside strings).
         watch = self.table.watches[
@@ -4799,8 +4780,6 @@ class ResponseStream(StreamMemo, WholePass):
         while True:
             held, base = self.held()
             n = self.end
-            if strings.at < self.pos:
-                self.examined += strings.advance(held, base, self.pos)
             if strings.inside:
                 # Nothing begins before the string ends.
                 i = strings.at - base
@@ -4863,6 +4842,28 @@ class ResponseStream(StreamMemo, WholePass):
         self.body.append(text[q + 1 : stop - start])
         self.pos = stop
         return best, stop
+
+    def strings_read(self):
+        """The open region's JsonStrings, read up to ``pos``. The paths that give text to
+        a string-tracking region do not read it for its strings (most tokens of a call
+        body can hold no close); what needs them reads the text given since, from the
+        region's own text, once: each character is read once."""
+        strings = self.strings
+        need = self.pos - strings.at
+        if need > 0:
+            tail = self.tail
+            if tail:
+                self.body.append("".join(tail))
+                tail.clear()
+            body = self.body
+            k = len(body)
+            got = 0
+            while got < need and k:
+                k -= 1
+                got += len(body[k])
+            text = body[k] if k == len(body) - 1 else "".join(body[k:])
+            self.examined += strings.advance(text, self.pos - len(text), self.pos)
+        return strings
 
     def region_text(self, events, stop, given):
         """Give the text from ``pos`` to ``stop`` to the open region (``events`` None:

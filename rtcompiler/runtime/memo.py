@@ -111,9 +111,8 @@ class StreamMemo:
         """
         if end + len(text) - self.pos > _TRANSITION_HELD or self.resume_to is not None:
             return None
-        strings = self.strings
-        if strings is not None and strings.at != self.pos:
-            return None  # the strings are not read up to here: the state is not known
+        if self.strings is not None and self.strings_read().at != self.pos:
+            return None  # the strings were read past here: the state is not known
         self.examined += len(text)
         node = self.node
         if node is not None and node[1] == end:
@@ -169,12 +168,6 @@ class StreamMemo:
             held, base = self.held()
             self.accumulate(events, held[self.pos - base : emitted - base])
             self.pos = emitted
-        strings = self.strings
-        if strings is not None and strings.at < self.pos:
-            # In a region whose close counts outside strings, the feed read them up
-            # to where the held text begins.
-            held, base = self.held()
-            self.examined += strings.advance(held, base, self.pos)
         self.trim()
 
     def answer_key(self, regex):

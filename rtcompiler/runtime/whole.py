@@ -262,7 +262,7 @@ class WholePass:
         # In a region whose close counts only outside strings, its body's strings, read
         # up to each landmark of the close (see ResponseStream.scan_outside_strings).
         string_modes = table.string_modes
-        strings = self.strings if current in string_modes else None
+        strings = self.strings_read() if current in string_modes else None
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False

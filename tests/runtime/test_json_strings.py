@@ -69,3 +69,32 @@ def test_skip_finds_the_end_of_the_string_it_starts_in(text, cuts, base):
             assert end == padded_base + closing + 1, (text, stop)
             assert not strings.inside
         assert strings.inside == want[strings.at - padded_base], (text, stop)
+
+
+def test_a_call_body_streamed_token_by_token_is_read_for_its_strings_once():
+    """Tokens given to a string-tracking region are not read for their strings as they
+    come (no close can begin in them); the close's pass reads the body once, from the
+    region's own text (ResponseStream.strings_read)."""
+    from .test_transitions import _strings_module
+
+    module = _strings_module(True)
+    body = '{"text": "' + 'a \\" b, ' * 200 + '"}'
+    parser = module.ResponseParser("<|start|>")
+    parser.feed("<tool_call>")
+    stream = parser._stream
+    calls = []
+    advance = module.JsonStrings.advance
+    module.JsonStrings.advance = lambda self, held, base, stop: (
+        calls.append(stop - max(self.at, base)) or advance(self, held, base, stop)
+    )
+    try:
+        for i in range(0, len(body), 3):
+            parser.feed(body[i : i + 3])
+        assert calls == []  # nothing read yet
+        parser.feed("</tool_call>")
+    finally:
+        module.JsonStrings.advance = advance
+    assert sum(calls) <= len(body) + len("</tool_call>")  # each character once
+    message, _ = parser.finalize()
+    assert message["tool_calls"] == [{"text": 'a " b, ' * 200}]
+    assert stream.strings is None  # the region closed
