@@ -4163,6 +4163,7 @@ _HOLD_FIRST = 8  # after a held text, pieces this short get the hold search alon
 _SHORT_HELD = 16
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
+_NEXT_LITERALS = 4  # literals answer tries after the first, where a simple pattern fails
 
 
 class ResponseStream(StreamMemo, WholePass):
@@ -5028,6 +5029,25 @@ class ResponseStream(StreamMemo, WholePass):
                     self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
+                    if not eos and pre.lead_class is None and regex.beginnings is not None:
+                        # With no lead, matches begin where literals do. Where the rest
+                        # of the text does not even begin a match, none begins here: the
+                        # next literal is tried (Qwen3-Coder's "</function>" before
+                        # "</tool_call>" fails the close's second branch), a few times.
+                        begins = regex.beginning()
+                        for _ in range(_NEXT_LITERALS):
+                            self.examined += n - t
+                            if begins(held, t) is not None:
+                                break  # it may match from here yet: see below
+                            k = pre.find(held, j + 1, n)
+                            self.examined += (n if k < 0 else k) - j
+                            if k < 0:
+                                break
+                            j = t = k
+                            found = regex.captures.match(held, t)
+                            if found is not None:
+                                self.examined += found.end() - t
+                                return _form_match(regex, found, base)
                     if short and not eos and key is None:
                         key = self.answer_key(regex)
                         known = regex.partials.get(key)

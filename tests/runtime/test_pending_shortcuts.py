@@ -94,13 +94,25 @@ TEMPLATES = [
         },
         "content": {"close": "<|im_end|>", "content": "text"},
     },
+    {
+        # Qwen3-Coder's call close: a simple pattern with no lead whose first literal
+        # ("</function>") often fails, the match beginning at a later one.
+        "tool_calls": {
+            "open_pattern": "\\s*<function=(?P<name>[^>\\n]+)>\\n",
+            "close_pattern": "</tool_call>\\s*|</function>\\s*<\\|im_end\\|>",
+            "repeats": True, "content": "text",
+            "transform": {"name": "{name}", "body": "{content}"},
+        },
+        "content": {"close": ["<|im_end|>", "<tool_call>"], "content": "text"},
+    },
 ]
 PIECES = [
     " ", "\n", "  ", "x", "ab", "<", "<t", "<tool_", "call>", "<tool_call>", "</tool_call>",
     "</", "<think>", "</think>", "<|im_end|>", "<|", "tool_call>", "call:", "get_", "w{",
     "<tool_call|>", "<turn|>", "<|tool_response>", "<function=", "f>", "{", ">",
     "<|channel|>", "analysis", "commentary", "comm", " to=", "f", "<|message|>", "<|mes",
-    "<|end|>", "<|call|>", "final", "</tool_call>\n", "</think>\n", "</think>",
+    "<|end|>", "<|call|>", "final", "</tool_call>\n", "</think>\n", "</think>", "</function>",
+    "</function>\n", "<function=f>\n", "</function>\n</tool_call>",
 ]
 
 
@@ -346,6 +358,7 @@ HEADERS = [
     "\n<tool_call>", "<|tool_call>call:get_weather", "<tool_call>\n<function=get_weather>\n",
     "<|channel|>commentary to=f<|message|>", "\n<tool_call>{} </tool_call>\n",
     "<think>x</think>\n<tool_call>y</tool_call>\n",
+    "<function=f>\nx\n</function>\n</tool_call>\n",
 ]
 
 
@@ -426,3 +439,19 @@ def test_an_alternation_with_a_lookahead_is_answered_without_a_scanner():
     watcher = ("close", "tool_calls")
     assert stream.branch_answer(watcher, regex, regex.prefilter, False) is module._SLOW
     assert stream.answer(watcher, module.TABLE.regions[1].close, False).partial
+
+
+def test_a_later_literal_is_tried_where_the_first_fails():
+    """Qwen3-Coder's close: at "</function>" neither branch matches (the text there
+    does not even begin a match), so the match is looked for at the next literal,
+    "</tool_call>", with no scanner."""
+    module = _module(TEMPLATES[6], shortcuts=True)
+    parser = module.ResponseParser("")
+    text = "<function=f>\nx\n" + "</function>\n</tool_call>\nok"
+    parser.feed(text[:15])
+    parser.feed(text[15:])
+    assert ("close", "tool_calls") not in parser._stream.scanners
+    message, _ = parser.finalize()
+    assert message == {"tool_calls": [{"name": "f", "body": "x\n</function>"}], "content": "ok"}
+    assert _run(module, text, [15])[0] == _run(_module(TEMPLATES[6], shortcuts=False), text,
+                                               [15])[0]
