@@ -16,6 +16,17 @@ from typing import Any
 # One of each template style issue 6 asks for: Hermes JSON, XML with xml-inline, Harmony
 # with a named-group open_pattern, relaxed JSON with unquoted keys and string delimiters.
 STYLES = ("qwen3", "qwen3_coder", "gpt_oss", "gemma4")
+# The other bundled grammars whose strict form the reference loads and whose chat template
+# renders a message with prose and tool calls: measured on request (``--styles``, or
+# ``--styles all``), each with a row for its robust form, so that what the robustness
+# extensions cost (docs/extensions.md) is measured by the same bench. (Not measured:
+# grammars whose strict form needs an extension of ours, and the Mistral v3 and Magistral
+# 2506 templates, which render calls without prose or need 9-character call ids.)
+MORE_STYLES = (
+    "command_r7b", "deepseek_r1", "deepseek_v31", "glm45", "glm47", "granite3", "kimi_k2",
+    "llama3_json", "magistral", "mistral", "phi4_mini",
+)
+ALL_STYLES = STYLES + MORE_STYLES
 KINDS = ("mixed", "plain")
 
 TOOLS: list[dict] = [

@@ -837,7 +837,10 @@ def arguments(argv: Sequence[str] | None = None) -> tuple[Config, argparse.Names
     p.add_argument("--sweep", action="store_true",
                    help="issue 18's table: feeds of 1, 4, 16, 64 and 256 characters and the "
                         "whole text, all styles at 1K, 8K and 64K, the shapes, Gemma 4 by hand")
-    p.add_argument("--styles", type=lambda v: _list(v, outputs.STYLES))
+    p.add_argument("--styles", type=lambda v: (
+        list(outputs.ALL_STYLES) if v.strip() == "all" else _list(v, outputs.ALL_STYLES)
+    ), help=f"comma-separated, of {', '.join(outputs.ALL_STYLES)}; or all (default: "
+            f"{','.join(outputs.STYLES)})")
     p.add_argument("--kinds", type=lambda v: _list(v, outputs.KINDS))
     p.add_argument("--sizes", type=lambda v: [parse_size(s) for s in _list(v)],
                    help="comma-separated, e.g. 1K,8K,64K,256K")

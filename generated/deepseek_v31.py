@@ -518,6 +518,9 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
+        # Whether the form holds a lookahead: a match may then end where the next
+        # delimiter begins, at one landmark (see regions._walks).
+        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -3139,7 +3142,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or pre.lead
+                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -4975,6 +4978,16 @@ class ResponseStream(StreamMemo, WholePass):
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
+                    if pre.lead_class is not None:
+                        # Longer text with a lead: what pends is the run of lead
+                        # characters at the end (and a literal's beginning after it),
+                        # read from the end. When that run is short, so is the read;
+                        # a long run (which the scanner steps once) goes on below.
+                        near = max(lo, n - pre.heads_reach - _SHORT_HELD)
+                        p = pre.pending(held, near)
+                        self.examined += n - s + n - near
+                        if p > near or near == lo:
+                            return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
@@ -5848,12 +5861,12 @@ _REGEX_DATA = [
             ],
         },
         'prefilter': {
-            'literals': ['<｜Assistant｜>', '<｜tool▁output▁end｜>'],
+            'literals': ['<｜Assistant｜>', '<｜Assistant｜></think>', '<｜tool▁output▁end｜>'],
             'lead': 0,
             'lead_ranges': [],
             'lead_is_loop': False,
             'bare': True,
-            'exact': False,
+            'exact': True,
             'ahead': False,
         },
         'captures': {
@@ -5863,6 +5876,16 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:｜(?:A(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:｜(?:>(?:</think>){0,0}(?:<(?:/(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|/?)|<?)|>?)|｜?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|A?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:o(?:u(?:t(?:p(?:u(?:t(?:▁(?:e(?:n(?:d(?:｜>?|｜?)|d?)|n?)|e?)|▁?)|t?)|u?)|p?)|t?)|u?)|o?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000ff5c][\\U00000041][\\U00000073][\\U00000073][\\U00000069][\\U00000073][\\U00000074][\\U00000061][\\U0000006e][\\U00000074][\\U0000ff5c][\\U0000003e](?:[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]){0,1}',
+                'literals': ['<｜Assistant｜>', '<｜Assistant｜></think>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U0000006f][\\U00000075][\\U00000074][\\U00000070][\\U00000075][\\U00000074][\\U00002581][\\U00000065][\\U0000006e][\\U00000064][\\U0000ff5c][\\U0000003e]',
+                'literals': ['<｜tool▁output▁end｜>'],
+            },
+        ],
     },
     # 1: '^<think>'
     {
@@ -6478,7 +6501,15 @@ _REGEX_DATA = [
                 [None, 0],
             ],
         },
-        'prefilter': None,
+        'prefilter': {
+            'literals': ['<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>'],
+            'lead': 0,
+            'lead_ranges': [],
+            'lead_is_loop': False,
+            'bare': True,
+            'exact': False,
+            'ahead': False,
+        },
         'captures': {
             'source': '(?:[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00000073][\\U00002581][\\U00000062][\\U00000065][\\U00000067][\\U00000069][\\U0000006e][\\U0000ff5c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}){0,1}[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00002581][\\U00000062][\\U00000065][\\U00000067][\\U00000069][\\U0000006e][\\U0000ff5c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?P<name>(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000073][\\U00000065][\\U00000070][\\U0000ff5c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}',
             'names': {'name': ['name']},
@@ -6879,7 +6910,13 @@ _REGEX_DATA = [
             'exact': False,
             'ahead': False,
         },
-        'captures': None,
+        'captures': {
+            'source': '(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00002581][\\U00000065][\\U0000006e][\\U00000064][\\U0000ff5c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}|(?=[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00000073][\\U00002581][\\U00000065][\\U0000006e][\\U00000064][\\U0000ff5c][\\U0000003e]))',
+            'names': {},
+            'apart': False,
+            'tail': True,
+            'ahead': True,
+        },
     },
     # 5: '<｜tool▁calls▁begin｜>|<｜end▁of▁sentence｜>|<｜tool▁call▁begin｜>|<｜tool▁calls▁end｜>|<｜tool▁call▁end｜>|<｜tool▁sep｜>'
     {
@@ -7310,6 +7347,32 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:b(?:e(?:g(?:i(?:n(?:｜>?|｜?)|n?)|i?)|g?)|e?)|b?)|▁?)|s?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|(?:<(?:｜(?:e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜>?|｜?)|e?)|c?)|n?)|e?)|t?)|n?)|e?)|s?)|▁?)|f?)|o?)|▁?)|d?)|n?)|e?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:▁(?:b(?:e(?:g(?:i(?:n(?:｜>?|｜?)|n?)|i?)|g?)|e?)|b?)|▁?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:e(?:n(?:d(?:｜>?|｜?)|d?)|n?)|e?)|▁?)|s?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:▁(?:e(?:n(?:d(?:｜>?|｜?)|d?)|n?)|e?)|▁?)|l?)|l?)|a?)|c?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?)|(?:<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:s(?:e(?:p(?:｜>?|｜?)|p?)|e?)|s?)|▁?)|l?)|o?)|o?)|t?)|｜?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00000073][\\U00002581][\\U00000062][\\U00000065][\\U00000067][\\U00000069][\\U0000006e][\\U0000ff5c][\\U0000003e]',
+                'literals': ['<｜tool▁calls▁begin｜>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000ff5c][\\U00000065][\\U0000006e][\\U00000064][\\U00002581][\\U0000006f][\\U00000066][\\U00002581][\\U00000073][\\U00000065][\\U0000006e][\\U00000074][\\U00000065][\\U0000006e][\\U00000063][\\U00000065][\\U0000ff5c][\\U0000003e]',
+                'literals': ['<｜end▁of▁sentence｜>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00002581][\\U00000062][\\U00000065][\\U00000067][\\U00000069][\\U0000006e][\\U0000ff5c][\\U0000003e]',
+                'literals': ['<｜tool▁call▁begin｜>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00000073][\\U00002581][\\U00000065][\\U0000006e][\\U00000064][\\U0000ff5c][\\U0000003e]',
+                'literals': ['<｜tool▁calls▁end｜>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U00002581][\\U00000065][\\U0000006e][\\U00000064][\\U0000ff5c][\\U0000003e]',
+                'literals': ['<｜tool▁call▁end｜>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000ff5c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U00002581][\\U00000073][\\U00000065][\\U00000070][\\U0000ff5c][\\U0000003e]',
+                'literals': ['<｜tool▁sep｜>'],
+            },
+        ],
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

@@ -511,6 +511,9 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
+        # Whether the form holds a lookahead: a match may then end where the next
+        # delimiter begins, at one landmark (see regions._walks).
+        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -3481,7 +3484,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or pre.lead
+                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -5317,6 +5320,16 @@ class ResponseStream(StreamMemo, WholePass):
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
+                    if pre.lead_class is not None:
+                        # Longer text with a lead: what pends is the run of lead
+                        # characters at the end (and a literal's beginning after it),
+                        # read from the end. When that run is short, so is the read;
+                        # a long run (which the scanner steps once) goes on below.
+                        near = max(lo, n - pre.heads_reach - _SHORT_HELD)
+                        p = pre.pending(held, near)
+                        self.examined += n - s + n - near
+                        if p > near or near == lo:
+                            return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
@@ -6050,12 +6063,12 @@ _REGEX_DATA = [
             ],
         },
         'prefilter': {
-            'literals': ['<｜Assistant｜>'],
+            'literals': ['<｜Assistant｜>', '<｜Assistant｜></think>'],
             'lead': 0,
             'lead_ranges': [],
             'lead_is_loop': False,
             'bare': True,
-            'exact': False,
+            'exact': True,
             'ahead': False,
         },
         'captures': {
@@ -6397,6 +6410,16 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:｜(?:e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜>?|｜?)|e?)|c?)|n?)|e?)|t?)|n?)|e?)|s?)|▁?)|f?)|o?)|▁?)|d?)|n?)|e?)|｜?)|<?)|(?:<(?:/(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|/?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000ff5c][\\U00000065][\\U0000006e][\\U00000064][\\U00002581][\\U0000006f][\\U00000066][\\U00002581][\\U00000073][\\U00000065][\\U0000006e][\\U00000074][\\U00000065][\\U0000006e][\\U00000063][\\U00000065][\\U0000ff5c][\\U0000003e]',
+                'literals': ['<｜end▁of▁sentence｜>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
+                'literals': ['</think>'],
+            },
+        ],
     },
     # 3: '\\s*(?:<｜DSML｜(?:tool_calls| calls)>\\s*)?<｜DSML｜ ?invoke\\s+name="(?P<name>[^"]*)"\\s*(?:>|(?=/>))'
     {
@@ -9076,7 +9099,26 @@ _REGEX_DATA = [
                 [None, 0],
             ],
         },
-        'prefilter': None,
+        'prefilter': {
+            'literals': ['<｜DSML｜ calls>', '<｜DSML｜ invoke', '<｜DSML｜invoke', '<｜DSML｜tool_calls>'],
+            'lead': 0,
+            'lead_ranges': [
+                [9, 13],
+                [32, 32],
+                [133, 133],
+                [160, 160],
+                [5760, 5760],
+                [8192, 8202],
+                [8232, 8233],
+                [8239, 8239],
+                [8287, 8287],
+                [12288, 12288],
+            ],
+            'lead_is_loop': True,
+            'bare': False,
+            'exact': False,
+            'ahead': False,
+        },
         'captures': None,
     },
     # 4: '</｜DSML｜ ?invoke>|/>(?=\\s*(?:<｜DSML｜ ?invoke|</｜DSML｜(?:tool_calls| calls)>|<｜end▁of▁sentence｜>))'
@@ -11418,7 +11460,7 @@ _REGEX_DATA = [
             ],
         },
         'prefilter': {
-            'literals': ['/>', '</｜DSML｜'],
+            'literals': ['/>', '</｜DSML｜ invoke>', '</｜DSML｜invoke>'],
             'lead': 0,
             'lead_ranges': [],
             'lead_is_loop': False,
@@ -17765,7 +17807,15 @@ _REGEX_DATA = [
             ],
         },
         'prefilter': {
-            'literals': ['<', '</｜DSML｜ calls>', '</｜DSML｜tool_calls>', '<｜DSML｜', '<｜end▁of▁sentence｜>'],
+            'literals': [
+                '</｜DSML｜',
+                '</｜DSML｜ ',
+                '</｜DSML｜ calls>',
+                '</｜DSML｜tool_calls>',
+                '<｜DSML｜',
+                '<｜DSML｜ ',
+                '<｜end▁of▁sentence｜>',
+            ],
             'lead': 0,
             'lead_ranges': [
                 [9, 13],
@@ -24005,7 +24055,7 @@ _TAG_DATA = [
                 ],
             },
             'prefilter': {
-                'literals': ['<｜DSML｜'],
+                'literals': ['<｜DSML｜ parameter', '<｜DSML｜parameter'],
                 'lead': 0,
                 'lead_ranges': [],
                 'lead_is_loop': False,

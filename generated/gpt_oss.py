@@ -511,6 +511,9 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
+        # Whether the form holds a lookahead: a match may then end where the next
+        # delimiter begins, at one landmark (see regions._walks).
+        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -3132,7 +3135,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or pre.lead
+                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -4968,6 +4971,16 @@ class ResponseStream(StreamMemo, WholePass):
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
+                    if pre.lead_class is not None:
+                        # Longer text with a lead: what pends is the run of lead
+                        # characters at the end (and a literal's beginning after it),
+                        # read from the end. When that run is short, so is the read;
+                        # a long run (which the scanner steps once) goes on below.
+                        near = max(lo, n - pre.heads_reach - _SHORT_HELD)
+                        p = pre.pending(held, near)
+                        self.examined += n - s + n - near
+                        if p > near or near == lo:
+                            return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
@@ -5681,7 +5694,13 @@ _REGEX_DATA = [
             'exact': False,
             'ahead': True,
         },
-        'captures': None,
+        'captures': {
+            'source': '(?=[\\U0000003c][\\U0000007c][\\U00000073][\\U00000074][\\U00000061][\\U00000072][\\U00000074][\\U0000007c][\\U0000003e][\\U00000061][\\U00000073][\\U00000073][\\U00000069][\\U00000073][\\U00000074][\\U00000061][\\U0000006e][\\U00000074])',
+            'names': {},
+            'apart': False,
+            'tail': True,
+            'ahead': True,
+        },
     },
     # 1: '<\\|channel\\|>analysis(?: to=(?:browser|python|container)[^<]*)?<\\|message\\|>|<\\|start\\|>assistant to=(?:browser|python|container)[^<]*<\\|channel\\|>analysis[^<]*<\\|message\\|>'
     {
@@ -7224,6 +7243,20 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:a(?:n(?:a(?:l(?:y(?:s(?:i(?:s(?:(?:\\ to=(?:browser|python|container)(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,1}(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|(?:\\ to=(?:browser|python|container)(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,0}(?:\\ (?:t(?:o(?:=(?:(?:browser|python|container)[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|(?:(?:b(?:r(?:o(?:w(?:s(?:er?|e?)|s?)|w?)|o?)|r?)|b?)|(?:p(?:y(?:t(?:h(?:on?|o?)|h?)|t?)|y?)|p?)|(?:c(?:o(?:n(?:t(?:a(?:i(?:n(?:er?|e?)|n?)|i?)|a?)|t?)|n?)|o?)|c?)))|=?)|o?)|t?)|\\ ?))|s?)|i?)|s?)|y?)|l?)|a?)|n?)|a?)|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:\\|(?:>(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:\\ (?:t(?:o(?:=(?:(?:browser|python|container)(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:a(?:n(?:a(?:l(?:y(?:s(?:i(?:s(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|s?)|i?)|s?)|y?)|l?)|a?)|n?)|a?)|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|(?:(?:b(?:r(?:o(?:w(?:s(?:er?|e?)|s?)|w?)|o?)|r?)|b?)|(?:p(?:y(?:t(?:h(?:on?|o?)|h?)|t?)|y?)|p?)|(?:c(?:o(?:n(?:t(?:a(?:i(?:n(?:er?|e?)|n?)|i?)|a?)|t?)|n?)|o?)|c?)))|=?)|o?)|t?)|\\ ?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|>?)|\\|?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000063][\\U00000068][\\U00000061][\\U0000006e][\\U0000006e][\\U00000065][\\U0000006c][\\U0000007c][\\U0000003e][\\U00000061][\\U0000006e][\\U00000061][\\U0000006c][\\U00000079][\\U00000073][\\U00000069][\\U00000073](?:[\\U00000020][\\U00000074][\\U0000006f][\\U0000003d](?:[\\U00000062][\\U00000072][\\U0000006f][\\U00000077][\\U00000073][\\U00000065][\\U00000072]|[\\U00000070][\\U00000079][\\U00000074][\\U00000068][\\U0000006f][\\U0000006e]|[\\U00000063][\\U0000006f][\\U0000006e][\\U00000074][\\U00000061][\\U00000069][\\U0000006e][\\U00000065][\\U00000072])(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,1}[\\U0000003c][\\U0000007c][\\U0000006d][\\U00000065][\\U00000073][\\U00000073][\\U00000061][\\U00000067][\\U00000065][\\U0000007c][\\U0000003e]',
+                'literals': ['<|channel|>analysis'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000073][\\U00000074][\\U00000061][\\U00000072][\\U00000074][\\U0000007c][\\U0000003e][\\U00000061][\\U00000073][\\U00000073][\\U00000069][\\U00000073][\\U00000074][\\U00000061][\\U0000006e][\\U00000074][\\U00000020][\\U00000074][\\U0000006f][\\U0000003d](?:[\\U00000062][\\U00000072][\\U0000006f][\\U00000077][\\U00000073][\\U00000065][\\U00000072]|[\\U00000070][\\U00000079][\\U00000074][\\U00000068][\\U0000006f][\\U0000006e]|[\\U00000063][\\U0000006f][\\U0000006e][\\U00000074][\\U00000061][\\U00000069][\\U0000006e][\\U00000065][\\U00000072])(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}[\\U0000003c][\\U0000007c][\\U00000063][\\U00000068][\\U00000061][\\U0000006e][\\U0000006e][\\U00000065][\\U0000006c][\\U0000007c][\\U0000003e][\\U00000061][\\U0000006e][\\U00000061][\\U0000006c][\\U00000079][\\U00000073][\\U00000069][\\U00000073](?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}[\\U0000003c][\\U0000007c][\\U0000006d][\\U00000065][\\U00000073][\\U00000073][\\U00000061][\\U00000067][\\U00000065][\\U0000007c][\\U0000003e]',
+                'literals': [
+                    '<|start|>assistant to=browser',
+                    '<|start|>assistant to=container',
+                    '<|start|>assistant to=python',
+                ],
+            },
+        ],
     },
     # 2: '<\\|call\\|>|<\\|end\\|>'
     {
@@ -7342,6 +7375,16 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:\\|(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|\\|?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000007c][\\U0000003e]',
+                'literals': ['<|call|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006e][\\U00000064][\\U0000007c][\\U0000003e]',
+                'literals': ['<|end|>'],
+            },
+        ],
     },
     # 3: '(?:<\\|start\\|>assistant to=functions\\.(?P<name>[^\\s<]+)\\s*<\\|channel\\|>(?:commentary|analysis)|<\\|channel\\|>(?:commentary|analysis) to=functions\\.(?P<name>[^\\s<]+))[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>'
     {
@@ -9307,6 +9350,36 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:\\|(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|\\|?)|<?)|(?:<(?:\\|(?:r(?:e(?:t(?:u(?:r(?:n(?:\\|>?|\\|?)|n?)|r?)|u?)|t?)|e?)|r?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:\\|(?:>[\\U00000061-\\U0000007a]{0,}|>?)|\\|?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:o(?:n(?:s(?:t(?:r(?:a(?:i(?:n(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|n?)|i?)|a?)|r?)|t?)|s?)|n?)|o?)|c?)|\\|?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006e][\\U00000064][\\U0000007c][\\U0000003e]',
+                'literals': ['<|end|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000072][\\U00000065][\\U00000074][\\U00000075][\\U00000072][\\U0000006e][\\U0000007c][\\U0000003e]',
+                'literals': ['<|return|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000007c][\\U0000003e]',
+                'literals': ['<|call|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U0000006d][\\U00000065][\\U00000073][\\U00000073][\\U00000061][\\U00000067][\\U00000065][\\U0000007c][\\U0000003e]',
+                'literals': ['<|message|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000073][\\U00000074][\\U00000061][\\U00000072][\\U00000074][\\U0000007c][\\U0000003e](?:[\\U00000061-\\U0000007a]){0,}',
+                'literals': ['<|start|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000063][\\U00000068][\\U00000061][\\U0000006e][\\U0000006e][\\U00000065][\\U0000006c][\\U0000007c][\\U0000003e](?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}',
+                'literals': ['<|channel|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000063][\\U0000006f][\\U0000006e][\\U00000073][\\U00000074][\\U00000072][\\U00000061][\\U00000069][\\U0000006e][\\U0000007c][\\U0000003e](?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}',
+                'literals': ['<|constrain|>'],
+            },
+        ],
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

@@ -512,6 +512,9 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
+        # Whether the form holds a lookahead: a match may then end where the next
+        # delimiter begins, at one landmark (see regions._walks).
+        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -3443,7 +3446,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or pre.lead
+                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -5279,6 +5282,16 @@ class ResponseStream(StreamMemo, WholePass):
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
+                    if pre.lead_class is not None:
+                        # Longer text with a lead: what pends is the run of lead
+                        # characters at the end (and a literal's beginning after it),
+                        # read from the end. When that run is short, so is the read;
+                        # a long run (which the scanner steps once) goes on below.
+                        near = max(lo, n - pre.heads_reach - _SHORT_HELD)
+                        p = pre.pending(held, near)
+                        self.examined += n - s + n - near
+                        if p > near or near == lo:
+                            return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
@@ -6627,6 +6640,16 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|>?)|\\|?)|e?)|s?)|o?)|l?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:t(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?)|k?)|n?)|i?)|h?)|t?)|>?)|\\|?)|e?)|s?)|o?)|l?)|c?)|\\|?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000063][\\U0000006c][\\U0000006f][\\U00000073][\\U00000065][\\U0000007c][\\U0000003e][\\U0000006d][\\U00000065][\\U00000073][\\U00000073][\\U00000061][\\U00000067][\\U00000065][\\U0000003c][\\U0000007c][\\U00000073][\\U00000065][\\U00000070][\\U0000007c][\\U0000003e]',
+                'literals': ['<|close|>message<|sep|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000063][\\U0000006c][\\U0000006f][\\U00000073][\\U00000065][\\U0000007c][\\U0000003e][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003c][\\U0000007c][\\U00000073][\\U00000065][\\U00000070][\\U0000007c][\\U0000003e]',
+                'literals': ['<|close|>think<|sep|>'],
+            },
+        ],
     },
     # 3: '<\\|open\\|>response<\\|sep\\|>'
     {
@@ -6969,6 +6992,20 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|e?)|s?)|o?)|l?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:o(?:p(?:e(?:n(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|n?)|e?)|p?)|o?)|\\|?)|<?)|(?:<(?:\\|(?:s(?:e(?:p(?:\\|>?|\\|?)|p?)|e?)|s?)|\\|?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000063][\\U0000006c][\\U0000006f][\\U00000073][\\U00000065][\\U0000007c][\\U0000003e](?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}',
+                'literals': ['<|close|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U0000006f][\\U00000070][\\U00000065][\\U0000006e][\\U0000007c][\\U0000003e](?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}',
+                'literals': ['<|open|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000073][\\U00000065][\\U00000070][\\U0000007c][\\U0000003e]',
+                'literals': ['<|sep|>'],
+            },
+        ],
     },
     # 5: '<\\|open\\|>call tool="(?P<name>[^"]*)"(?: index="[^"]*")?<\\|sep\\|>'
     {

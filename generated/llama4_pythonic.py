@@ -502,6 +502,9 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
+        # Whether the form holds a lookahead: a match may then end where the next
+        # delimiter begins, at one landmark (see regions._walks).
+        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -2981,7 +2984,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or pre.lead
+                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -4817,6 +4820,16 @@ class ResponseStream(StreamMemo, WholePass):
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
+                    if pre.lead_class is not None:
+                        # Longer text with a lead: what pends is the run of lead
+                        # characters at the end (and a literal's beginning after it),
+                        # read from the end. When that run is short, so is the read;
+                        # a long run (which the scanner steps once) goes on below.
+                        near = max(lo, n - pre.heads_reach - _SHORT_HELD)
+                        p = pre.pending(held, near)
+                        self.examined += n - s + n - near
+                        if p > near or near == lo:
+                            return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
@@ -10199,6 +10212,20 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:\\|(?:p(?:y(?:t(?:h(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|n?)|o?)|h?)|t?)|y?)|p?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:o(?:t(?:\\|>?|\\|?)|t?)|o?)|e?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:o(?:m(?:\\|>?|\\|?)|m?)|o?)|e?)|\\|?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000070][\\U00000079][\\U00000074][\\U00000068][\\U0000006f][\\U0000006e][\\U0000005f][\\U00000065][\\U0000006e][\\U00000064][\\U0000007c][\\U0000003e]',
+                'literals': ['<|python_end|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006f][\\U00000074][\\U0000007c][\\U0000003e]',
+                'literals': ['<|eot|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006f][\\U0000006d][\\U0000007c][\\U0000003e]',
+                'literals': ['<|eom|>'],
+            },
+        ],
     },
     # 3: '<\\|python_start\\|>|<\\|python_end\\|>|<\\|eot\\|>|<\\|eom\\|>'
     {
@@ -10468,6 +10495,24 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:\\|(?:p(?:y(?:t(?:h(?:o(?:n(?:_(?:s(?:t(?:a(?:r(?:t(?:\\|>?|\\|?)|t?)|r?)|a?)|t?)|s?)|_?)|n?)|o?)|h?)|t?)|y?)|p?)|\\|?)|<?)|(?:<(?:\\|(?:p(?:y(?:t(?:h(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|n?)|o?)|h?)|t?)|y?)|p?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:o(?:t(?:\\|>?|\\|?)|t?)|o?)|e?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:o(?:m(?:\\|>?|\\|?)|m?)|o?)|e?)|\\|?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000070][\\U00000079][\\U00000074][\\U00000068][\\U0000006f][\\U0000006e][\\U0000005f][\\U00000073][\\U00000074][\\U00000061][\\U00000072][\\U00000074][\\U0000007c][\\U0000003e]',
+                'literals': ['<|python_start|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000070][\\U00000079][\\U00000074][\\U00000068][\\U0000006f][\\U0000006e][\\U0000005f][\\U00000065][\\U0000006e][\\U00000064][\\U0000007c][\\U0000003e]',
+                'literals': ['<|python_end|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006f][\\U00000074][\\U0000007c][\\U0000003e]',
+                'literals': ['<|eot|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000065][\\U0000006f][\\U0000006d][\\U0000007c][\\U0000003e]',
+                'literals': ['<|eom|>'],
+            },
+        ],
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

@@ -502,6 +502,9 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
+        # Whether the form holds a lookahead: a match may then end where the next
+        # delimiter begins, at one landmark (see regions._walks).
+        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -3123,7 +3126,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or pre.lead
+                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -4959,6 +4962,16 @@ class ResponseStream(StreamMemo, WholePass):
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
+                    if pre.lead_class is not None:
+                        # Longer text with a lead: what pends is the run of lead
+                        # characters at the end (and a literal's beginning after it),
+                        # read from the end. When that run is short, so is the read;
+                        # a long run (which the scanner steps once) goes on below.
+                        near = max(lo, n - pre.heads_reach - _SHORT_HELD)
+                        p = pre.pending(held, near)
+                        self.examined += n - s + n - near
+                        if p > near or near == lo:
+                            return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
@@ -5702,6 +5715,16 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:\\[(?:/(?:I(?:N(?:S(?:T\\]?|T?)|S?)|N?)|I?)|/?)|\\[?)|(?:\\[(?:/(?:T(?:O(?:O(?:L(?:_(?:R(?:E(?:S(?:U(?:L(?:T(?:S\\]?|S?)|T?)|L?)|U?)|S?)|E?)|R?)|_?)|L?)|O?)|O?)|T?)|/?)|\\[?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000005b][\\U0000002f][\\U00000049][\\U0000004e][\\U00000053][\\U00000054][\\U0000005d]',
+                'literals': ['[/INST]'],
+            },
+            {
+                'form': '[\\U0000005b][\\U0000002f][\\U00000054][\\U0000004f][\\U0000004f][\\U0000004c][\\U0000005f][\\U00000052][\\U00000045][\\U00000053][\\U00000055][\\U0000004c][\\U00000054][\\U00000053][\\U0000005d]',
+                'literals': ['[/TOOL_RESULTS]'],
+            },
+        ],
     },
     # 1: '\\[TOOL_CALLS\\](?P<name>[^\\[{]+)(?:\\[CALL_ID\\][^\\[{]*)?(?:\\[ARGS\\]|(?=\\{))'
     {
@@ -6119,7 +6142,13 @@ _REGEX_DATA = [
             'exact': False,
             'ahead': False,
         },
-        'captures': None,
+        'captures': {
+            'source': '(?:[\\U0000003c][\\U0000002f][\\U00000073][\\U0000003e]|(?=[\\U0000005b][\\U00000054][\\U0000004f][\\U0000004f][\\U0000004c][\\U0000005f][\\U00000043][\\U00000041][\\U0000004c][\\U0000004c][\\U00000053][\\U0000005d]))',
+            'names': {},
+            'apart': False,
+            'tail': True,
+            'ahead': True,
+        },
         'branches': [
             {
                 'form': '[\\U0000003c][\\U0000002f][\\U00000073][\\U0000003e]',
@@ -6395,6 +6424,24 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S\\]?|S?)|L?)|L?)|A?)|C?)|_?)|L?)|O?)|O?)|T?)|\\[?)|(?:\\[(?:C(?:A(?:L(?:L(?:_(?:I(?:D\\]?|D?)|I?)|_?)|L?)|L?)|A?)|C?)|\\[?)|(?:\\[(?:A(?:R(?:G(?:S\\]?|S?)|G?)|R?)|A?)|\\[?)|(?:<(?:/(?:s>?|s?)|/?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000005b][\\U00000054][\\U0000004f][\\U0000004f][\\U0000004c][\\U0000005f][\\U00000043][\\U00000041][\\U0000004c][\\U0000004c][\\U00000053][\\U0000005d]',
+                'literals': ['[TOOL_CALLS]'],
+            },
+            {
+                'form': '[\\U0000005b][\\U00000043][\\U00000041][\\U0000004c][\\U0000004c][\\U0000005f][\\U00000049][\\U00000044][\\U0000005d]',
+                'literals': ['[CALL_ID]'],
+            },
+            {
+                'form': '[\\U0000005b][\\U00000041][\\U00000052][\\U00000047][\\U00000053][\\U0000005d]',
+                'literals': ['[ARGS]'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000002f][\\U00000073][\\U0000003e]',
+                'literals': ['</s>'],
+            },
+        ],
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

@@ -502,6 +502,9 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
+        # Whether the form holds a lookahead: a match may then end where the next
+        # delimiter begins, at one landmark (see regions._walks).
+        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -3150,7 +3153,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or pre.lead
+                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -4986,6 +4989,16 @@ class ResponseStream(StreamMemo, WholePass):
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
+                    if pre.lead_class is not None:
+                        # Longer text with a lead: what pends is the run of lead
+                        # characters at the end (and a literal's beginning after it),
+                        # read from the end. When that run is short, so is the read;
+                        # a long run (which the scanner steps once) goes on below.
+                        near = max(lo, n - pre.heads_reach - _SHORT_HELD)
+                        p = pre.pending(held, near)
+                        self.examined += n - s + n - near
+                        if p > near or near == lo:
+                            return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
@@ -5729,6 +5742,16 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:\\[(?:/(?:I(?:N(?:S(?:T\\]?|T?)|S?)|N?)|I?)|/?)|\\[?)|(?:\\[(?:/(?:T(?:O(?:O(?:L(?:_(?:R(?:E(?:S(?:U(?:L(?:T(?:S\\]?|S?)|T?)|L?)|U?)|S?)|E?)|R?)|_?)|L?)|O?)|O?)|T?)|/?)|\\[?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000005b][\\U0000002f][\\U00000049][\\U0000004e][\\U00000053][\\U00000054][\\U0000005d]',
+                'literals': ['[/INST]'],
+            },
+            {
+                'form': '[\\U0000005b][\\U0000002f][\\U00000054][\\U0000004f][\\U0000004f][\\U0000004c][\\U0000005f][\\U00000052][\\U00000045][\\U00000053][\\U00000055][\\U0000004c][\\U00000054][\\U00000053][\\U0000005d]',
+                'literals': ['[/TOOL_RESULTS]'],
+            },
+        ],
     },
     # 1: '\\[TOOL_CALLS\\]'
     {

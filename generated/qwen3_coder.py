@@ -511,6 +511,9 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
+        # Whether the form holds a lookahead: a match may then end where the next
+        # delimiter begins, at one landmark (see regions._walks).
+        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -3181,7 +3184,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or pre.lead
+                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -5017,6 +5020,16 @@ class ResponseStream(StreamMemo, WholePass):
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
+                    if pre.lead_class is not None:
+                        # Longer text with a lead: what pends is the run of lead
+                        # characters at the end (and a literal's beginning after it),
+                        # read from the end. When that run is short, so is the read;
+                        # a long run (which the scanner steps once) goes on below.
+                        near = max(lo, n - pre.heads_reach - _SHORT_HELD)
+                        p = pre.pending(held, near)
+                        self.examined += n - s + n - near
+                        if p > near or near == lo:
+                            return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
@@ -6015,6 +6028,16 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l>?|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|<?)|(?:<(?:/(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|/?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e]',
+                'literals': ['<tool_call>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
+                'literals': ['</think>'],
+            },
+        ],
     },
     # 3: '\\s*<function=(?P<name>[^>\\n]+)>\\n'
     {
@@ -6651,6 +6674,16 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|/?)|<?)|(?:<(?:/(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:>(?:(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:<(?:\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|m?)|i?)|\\|?)|<?)|[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,})|>?)|n?)|o?)|i?)|t?)|c?)|n?)|u?)|f?)|/?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000002f][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}',
+                'literals': ['</tool_call>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000002f][\\U00000066][\\U00000075][\\U0000006e][\\U00000063][\\U00000074][\\U00000069][\\U0000006f][\\U0000006e][\\U0000003e](?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}[\\U0000003c][\\U0000007c][\\U00000069][\\U0000006d][\\U0000005f][\\U00000065][\\U0000006e][\\U00000064][\\U0000007c][\\U0000003e]',
+                'literals': ['</function>'],
+            },
+        ],
     },
     # 5: '</tool_call>|<tool_call>|<\\|im_end\\|>|</think>'
     {
@@ -6942,6 +6975,24 @@ _REGEX_DATA = [
             'tail': True,
             'prefix': '(?:(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l>?|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|/?)|<?)|(?:<(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l>?|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|<?)|(?:<(?:\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|m?)|i?)|\\|?)|<?)|(?:<(?:/(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|/?)|<?))',
         },
+        'branches': [
+            {
+                'form': '[\\U0000003c][\\U0000002f][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e]',
+                'literals': ['</tool_call>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U00000074][\\U0000006f][\\U0000006f][\\U0000006c][\\U0000005f][\\U00000063][\\U00000061][\\U0000006c][\\U0000006c][\\U0000003e]',
+                'literals': ['<tool_call>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000007c][\\U00000069][\\U0000006d][\\U0000005f][\\U00000065][\\U0000006e][\\U00000064][\\U0000007c][\\U0000003e]',
+                'literals': ['<|im_end|>'],
+            },
+            {
+                'form': '[\\U0000003c][\\U0000002f][\\U00000074][\\U00000068][\\U00000069][\\U0000006e][\\U0000006b][\\U0000003e]',
+                'literals': ['</think>'],
+            },
+        ],
     },
 ]
 _REGEXES = [regex_from_data(data) for data in _REGEX_DATA]

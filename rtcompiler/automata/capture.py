@@ -50,6 +50,10 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
     """
     # Patterns without groups get a form too: it finds the same spans, which is
     # all a start anchor's finditer (truncate_at_last_anchor) needs.
+    if pattern.group_names and _has_lookahead(pattern.root):
+        # (Groups are read from a match bounded at its end, where a lookahead would
+        # not see past it: see CompiledRegex.groups_at.)
+        return None
     emitter = _Emitter()
     try:
         source, _ = emitter.emit(pattern.root, in_loop=False, after=())
@@ -65,6 +69,8 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
     form = {
         "source": source, "names": emitter.names, "apart": facts["apart"], "tail": facts["tail"],
     }
+    if emitter.lookahead:
+        form["ahead"] = True  # it may end where a lookahead looks on, consuming nothing there
     try:
         prefix = _beginning(pattern.root)
         re.compile(prefix, re.DOTALL)
@@ -189,11 +195,36 @@ class _Unsupported(Exception):
     pass
 
 
+def _has_lookahead(node: ast.Node) -> bool:
+    if isinstance(node, ast.Lookahead):
+        return True
+    items = getattr(node, "items", None) or getattr(node, "alternatives", None)
+    if items is not None:
+        return any(_has_lookahead(item) for item in items)
+    item = getattr(node, "item", None)
+    return item is not None and _has_lookahead(item)
+
+
+def _loop_free(node: ast.Node) -> bool:
+    """Whether ``node`` reads a bounded number of characters, with no group or
+    assertion: strings, classes, alternations and optional parts of them."""
+    if isinstance(node, (ast.Empty, ast.Chars)):
+        return True
+    if isinstance(node, ast.Concat):
+        return all(_loop_free(item) for item in node.items)
+    if isinstance(node, ast.Alternation):
+        return all(_loop_free(alt) for alt in node.alternatives)
+    if isinstance(node, ast.Repeat):
+        return node.max is not None and _loop_free(node.item)
+    return False
+
+
 class _Emitter:
     def __init__(self) -> None:
         self.names: dict[str, list[str]] = {}
         self.groups = 0  # re groups opened so far, in source order: backreferences need them
         self.atomic: set[int] = set()  # ids of the loops written as atomic runs (absorbed)
+        self.lookahead = False  # whether a lookahead was written
 
     def emit(
         self, node: ast.Node, in_loop: bool, after: tuple[ast.Node, ...] | None
@@ -271,7 +302,15 @@ class _Emitter:
             upper = "" if node.max is None else str(node.max)
             lazy = "" if node.greedy else "?"
             return f"(?:{inner_source}){{{node.min},{upper}}}{lazy}", frozenset()
-        raise _Unsupported  # assertions and lookaheads
+        if isinstance(node, ast.Lookahead) and not node.negative and _loop_free(node.item):
+            # A positive lookahead of strings (Qwen3's "(?=<\|im_end\|>)"): it reads a
+            # bounded number of characters at one place, past the match at most.
+            inner_source, inner = self.emit(node.item, in_loop, None)
+            if inner:
+                raise _Unsupported
+            self.lookahead = True
+            return f"(?={inner_source})", frozenset()
+        raise _Unsupported  # assertions, and other lookaheads
 
     def lazy_loop(
         self, chars: CharSet, least: int, after: tuple[ast.Node, ...] | None

@@ -64,8 +64,9 @@ def backtracking_facts(root: ast.Node, atomic: frozenset[int] = frozenset()) -> 
     """``{"linear": bool, "apart": bool, "tail": bool}`` for the pattern ``root``.
 
     ``atomic`` holds the ``id`` of each greedy loop the stdlib form runs atomically.
-    A pattern holding an assertion or a lookahead (no stdlib form has one) has none
-    of the facts.
+    A pattern holding an assertion or a negative lookahead (no stdlib form has one)
+    has none of the facts; one holding a positive lookahead is not ``apart``, which a
+    pattern that may match where its lookahead alone stands could not show.
     """
     try:
         graph = _Graph(root, atomic)
@@ -74,7 +75,7 @@ def backtracking_facts(root: ast.Node, atomic: frozenset[int] = frozenset()) -> 
     linear = not graph.exponential() and not graph.polynomial()
     return {
         "linear": linear,
-        "apart": linear and graph.apart(),
+        "apart": linear and graph.apart() and not graph.nfa.lookahead,
         "tail": linear and graph.bounded_tail(),
     }
 
@@ -90,6 +91,7 @@ class _Nfa:
     def __init__(self, root: ast.Node, atomic: frozenset[int]) -> None:
         self.states: list[tuple] = []
         self.atomic = atomic
+        self.lookahead = False  # whether a lookahead was left out (see compile)
         match = self.add((_MATCH,))
         self.match = match
         self.start = self.compile(root, match)
@@ -116,7 +118,14 @@ class _Nfa:
             return self.compile(node.item, nxt)
         if isinstance(node, ast.Repeat):
             return self.repeat(node, nxt)
-        raise _TooLarge  # an assertion or a lookahead: no stdlib form has one
+        if isinstance(node, ast.Lookahead) and not node.negative:
+            # A positive lookahead of strings (the only one a stdlib form has): it reads
+            # a bounded number of characters at one place and consumes none. Left out,
+            # the paths a backtracking matcher can take only grow in number, so what is
+            # proved linear without it is linear with it.
+            self.lookahead = True
+            return nxt
+        raise _TooLarge  # an assertion or a negative lookahead: no stdlib form has one
 
     def repeat(self, node: ast.Repeat, nxt: int) -> int:
         guard = None

@@ -98,7 +98,13 @@ def _is_bare(node: ast.Node) -> bool:
     if isinstance(node, ast.Alternation):
         return all(_is_bare(alt) for alt in node.alternatives)
     if isinstance(node, ast.Concat):
-        return bool(node.items) and _is_bare(node.items[0])
+        if not node.items:
+            return False
+        first = node.items[0]
+        if isinstance(first, ast.Repeat) and first.min == 0 and first.max == 1:
+            # An optional part first: bare when it is, and so is what follows it.
+            return _is_bare(first.item) and _is_bare(ast.Concat(node.items[1:]))
+        return _is_bare(first)
     return _single(node) is not None
 
 
@@ -165,6 +171,20 @@ def _in_sequence(items) -> list | None:
             sub = _after(bounded, chars if class_only else None, _branches(item))
             if sub:
                 return sub
+        if isinstance(item, ast.Repeat) and item.min == 0 and item.max == 1:
+            # An optional part (Kimi K2's "(?:<|tool_calls_section_begin|>\s*)?" before
+            # "<|tool_call_begin|>"): a match holds it and what follows, or what follows.
+            rest = tuple(items[k + 1 :])
+            inner = item.item
+            while isinstance(inner, ast.Group):
+                inner = inner.item
+            inner_items = inner.items if isinstance(inner, ast.Concat) else (inner,)
+            taken = _branches(ast.Concat((*inner_items, *rest)))
+            skipped = _branches(ast.Concat(rest)) if rest else None
+            if taken and skipped:
+                sub = _after(bounded, chars if class_only else None, taken + skipped)
+                if sub:
+                    return sub
         width = _max_width(item)
         if width is None or bounded is None:
             bounded = None
@@ -203,7 +223,8 @@ def _literals_from(first: str, rest) -> list[str]:
 
 
 def _strings(node: ast.Node) -> list[str] | None:
-    """Every string ``node`` can match, if it is an alternation of plain strings."""
+    """Every string ``node`` can match, if it is a finite set of plain strings (at most
+    MAX_LITERALS of them once a sequence multiplies its parts' choices)."""
     if isinstance(node, ast.Group):
         return _strings(node.item)
     if isinstance(node, ast.Alternation):
@@ -216,14 +237,28 @@ def _strings(node: ast.Node) -> list[str] | None:
         return out
     if isinstance(node, ast.Empty):
         return [""]
-    items = node.items if isinstance(node, ast.Concat) else (node,)
-    text = ""
-    for item in items:
-        single = _single(item)
-        if single is None:
+    if isinstance(node, ast.Repeat) and node.max == 1 and node.min <= 1:
+        # An optional string (the "s" of "<|tool_calls?_section_end|>").
+        sub = _strings(node.item)
+        if sub is None:
             return None
-        text += single
-    return [text]
+        return ([""] if node.min == 0 else []) + sub
+    if not isinstance(node, ast.Concat):
+        single = _single(node)
+        return None if single is None else [single]
+    out = [""]
+    for item in node.items:
+        single = _single(item)
+        if single is not None:
+            out = [text + single for text in out]
+            continue
+        if not isinstance(item, (ast.Group, ast.Alternation, ast.Repeat, ast.Concat)):
+            return None
+        options = _strings(item)
+        if options is None or len(out) * len(options) > MAX_LITERALS:
+            return None
+        out = [text + option for text in out for option in options]
+    return out
 
 
 def _lookahead_literals(node: ast.Node) -> list[str] | None:

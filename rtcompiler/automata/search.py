@@ -55,10 +55,9 @@ class Regex(CompiledRegex):
             lazy_tail_pattern(parsed)
             if self.capture_source is None or not self.capture_source["tail"] else None
         )
-        self.branches_source = (
-            branch_forms(parsed)
-            if self.capture_source is None and self.lazy_tail_source is None else None
-        )
+        # (Also beside a whole form: a streamed search answers from the branches, see
+        # ResponseStream.branch_answer.)
+        self.branches_source = branch_forms(parsed) if self.lazy_tail_source is None else None
         prefilter = None if self.prefilter_facts is None else Prefilter(self.prefilter_facts)
         super().__init__(
             nfa, dfa.alphabet, dfa, prefilter, self.capture_source, self.lazy_tail_source,

@@ -479,6 +479,9 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
+        # Whether the form holds a lookahead: a match may then end where the next
+        # delimiter begins, at one landmark (see regions._walks).
+        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,

@@ -928,6 +928,16 @@ class ResponseStream(StreamMemo, WholePass):
                         if key is not None:  # asked by the holder: kept (see above)
                             self.remember_answer(regex, key, p + base - self.pos if p < n else -1)
                         return Match(p + base, self.end, True) if p < n else None
+                    if pre.lead_class is not None:
+                        # Longer text with a lead: what pends is the run of lead
+                        # characters at the end (and a literal's beginning after it),
+                        # read from the end. When that run is short, so is the read;
+                        # a long run (which the scanner steps once) goes on below.
+                        near = max(lo, n - pre.heads_reach - _SHORT_HELD)
+                        p = pre.pending(held, near)
+                        self.examined += n - s + n - near
+                        if p > near or near == lo:
+                            return Match(p + base, self.end, True) if p < n else None
                 elif regex.captures is not None:
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same

@@ -364,3 +364,18 @@ def test_patterns_backtracking_cannot_run_linearly_get_no_stdlib_form(pattern: s
     for text in ("<a>b</", "<a><b></", "a" + "b" * 30, "<arg_key>" + " " * 40 + "</arg_key>"):
         want = [(m.span(), m.groupdict()) for m in regex.finditer(pattern, text, regex.DOTALL)]
         assert [(m.span(), m.groupdict()) for m in ours.group_finditer(text)] == want
+
+
+def test_a_lookahead_of_strings_gets_a_stdlib_form_when_nothing_is_captured() -> None:
+    # Qwen3's and Kimi K2's call closes: the lookahead reads a bounded string at one place.
+    for pattern in (r"</tool_call>\s*|(?=<\|im_end\|>)",
+                    r"\s*(?:<\|tool_call_end\|>\s*|(?=<\|tool_calls?_section_end\|>))"):
+        ours = compile_regex(pattern)
+        assert ours.capture_source is not None and ours.group_finditer != ours.finditer
+        text = " a</tool_call>\n <|im_end|> <|tool_call_end|> \n<|tool_calls_section_end|>"
+        want = [m.span() for m in regex.finditer(pattern, text, regex.DOTALL)]
+        assert want and [m.span() for m in ours.group_finditer(text)] == want
+    # None where a group is read from a match bounded at its end, for a lookahead with
+    # a loop, and for a negative lookahead.
+    for pattern in (r"(?P<a>x)(?=y)", r"x(?=y*z)", r"x(?!y)"):
+        assert compile_regex(pattern).capture_source is None, pattern

@@ -45,13 +45,28 @@ def test_the_literals_stop_growing_where_they_would_become_too_many():
     assert compile_regex("x(?:a|)y").prefilter_facts["literals"] == ["xay", "xy"]
 
 
+def test_an_optional_part_brings_its_literal_and_the_one_after_it():
+    # Kimi K2's call header: "<|tool_calls_section_begin|>" may come first, then
+    # "<|tool_call_begin|>"; a match holds one of the two.
+    facts = compile_regex(r"(?:<a>\s*)?<b>x").prefilter_facts
+    assert facts["literals"] == ["<a>", "<b>x"] and facts["lead"] == 0
+    # A lookahead's strings may hold an optional part too: its strings are all of them.
+    facts = compile_regex(
+        r"\s*(?:<\|tool_call_end\|>\s*|(?=<\|tool_calls?_section_end\|>))"
+    ).prefilter_facts
+    assert facts["literals"] == [
+        "<|tool_call_end|>", "<|tool_call_section_end|>", "<|tool_calls_section_end|>",
+    ]
+    assert facts["lead_is_loop"]
+
+
 @st.composite
 def _patterns(draw):
     """``[lead] first (?:w|w...) middle (?:w|w...) [rest]``, and a text made of its
     pieces (so that it matches, nearly matches or pends) and a little noise."""
     parts = []
     pieces = [" ", "b", "<"]
-    lead = draw(st.sampled_from(["", r"\s*", " ?"]))
+    lead = draw(st.sampled_from(["", r"\s*", " ?", r"(?:<b\s*)?"]))
     parts.append(lead)
     first = draw(WORDS)
     pieces.append(first)
