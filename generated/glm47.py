@@ -1050,7 +1050,9 @@ class CompiledRegex:
         if not self.nfa.group_names:
             return {}
         if self.captures is not None and not partial:
-            m = self.captures.match(text, start, end)
+            # (Over the text searched, not only the match: a lookahead at its end
+            # reads past it.)
+            m = self.captures.match(text, start, n)
             if m is not None and m.end() == end:
                 found = m.groupdict()
                 groups = {}

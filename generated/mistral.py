@@ -1041,7 +1041,9 @@ class CompiledRegex:
         if not self.nfa.group_names:
             return {}
         if self.captures is not None and not partial:
-            m = self.captures.match(text, start, end)
+            # (Over the text searched, not only the match: a lookahead at its end
+            # reads past it.)
+            m = self.captures.match(text, start, n)
             if m is not None and m.end() == end:
                 found = m.groupdict()
                 groups = {}
@@ -5967,7 +5969,13 @@ _REGEX_DATA = [
             'exact': False,
             'ahead': False,
         },
-        'captures': None,
+        'captures': {
+            'source': '[\\U0000005b][\\U00000054][\\U0000004f][\\U0000004f][\\U0000004c][\\U0000005f][\\U00000043][\\U00000041][\\U0000004c][\\U0000004c][\\U00000053][\\U0000005d](?P<name>(?:[\\U00000000-\\U0000005a\\U0000005c-\\U0000007a\\U0000007c-\\U0010ffff]){1,})(?:[\\U0000005b][\\U00000043][\\U00000041][\\U0000004c][\\U0000004c][\\U0000005f][\\U00000049][\\U00000044][\\U0000005d](?:[\\U00000000-\\U0000005a\\U0000005c-\\U0000007a\\U0000007c-\\U0010ffff]){0,}){0,1}(?:[\\U0000005b][\\U00000041][\\U00000052][\\U00000047][\\U00000053][\\U0000005d]|(?=[\\U0000007b]))',
+            'names': {'name': ['name']},
+            'apart': False,
+            'tail': True,
+            'ahead': True,
+        },
     },
     # 2: '</s>|(?=\\[TOOL_CALLS\\])'
     {

@@ -50,10 +50,6 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
     """
     # Patterns without groups get a form too: it finds the same spans, which is
     # all a start anchor's finditer (truncate_at_last_anchor) needs.
-    if pattern.group_names and _has_lookahead(pattern.root):
-        # (Groups are read from a match bounded at its end, where a lookahead would
-        # not see past it: see CompiledRegex.groups_at.)
-        return None
     emitter = _Emitter()
     try:
         source, _ = emitter.emit(pattern.root, in_loop=False, after=())
@@ -193,16 +189,6 @@ def lazy_tail_pattern(pattern: ast.Pattern) -> dict | None:
 
 class _Unsupported(Exception):
     pass
-
-
-def _has_lookahead(node: ast.Node) -> bool:
-    if isinstance(node, ast.Lookahead):
-        return True
-    items = getattr(node, "items", None) or getattr(node, "alternatives", None)
-    if items is not None:
-        return any(_has_lookahead(item) for item in items)
-    item = getattr(node, "item", None)
-    return item is not None and _has_lookahead(item)
 
 
 def _loop_free(node: ast.Node) -> bool:

@@ -375,7 +375,13 @@ def test_a_lookahead_of_strings_gets_a_stdlib_form_when_nothing_is_captured() ->
         text = " a</tool_call>\n <|im_end|> <|tool_call_end|> \n<|tool_calls_section_end|>"
         want = [m.span() for m in regex.finditer(pattern, text, regex.DOTALL)]
         assert want and [m.span() for m in ours.group_finditer(text)] == want
-    # None where a group is read from a match bounded at its end, for a lookahead with
-    # a loop, and for a negative lookahead.
-    for pattern in (r"(?P<a>x)(?=y)", r"x(?=y*z)", r"x(?!y)"):
+    # With groups too (Mistral's call header ends with "(?=\{)").
+    ours = compile_regex(r"\[TOOL_CALLS\](?P<name>[^\[{]+)(?:\[ARGS\]|(?=\{))")
+    assert ours.capture_source is not None
+    text = "[TOOL_CALLS]f{} [TOOL_CALLS]g[ARGS]{}"
+    want = [(m.span(), m.groupdict()) for m in regex.finditer(ours.pattern, text, regex.DOTALL)]
+    assert len(want) == 2
+    assert [(m.span(), m.groupdict()) for m in ours.group_finditer(text)] == want
+    # None for a lookahead with a loop, and for a negative lookahead.
+    for pattern in (r"x(?=y*z)", r"x(?!y)"):
         assert compile_regex(pattern).capture_source is None, pattern
