@@ -148,6 +148,12 @@ def _in_sequence(items) -> list | None:
     chars = CharSet(())  # every character they can consume, when each is a class loop
     class_only = True
     for k, item in enumerate(items):
+        if isinstance(item, ast.Assertion):
+            # ^, \A, \b, \B: they consume nothing, so a match still holds the literal
+            # after the same lead (Llama 3's "^\s*\{" beside "<|python_tag|>\s*\{").
+            # Where they hold is for the automaton to decide; the facts only say where
+            # to look.
+            continue
         ahead = _lookahead_literals(item)
         if ahead is not None:
             # A positive lookahead of plain strings: the attempt lives past it only
@@ -171,6 +177,24 @@ def _in_sequence(items) -> list | None:
             sub = _after(bounded, chars if class_only else None, _branches(item))
             if sub:
                 return sub
+            # Or, with what follows it: Llama 3's "(?:^\s*|<|python_tag|>\s*|;\s*)\{",
+            # where "^\s*" holds no literal but "\{" comes after every alternative.
+            inner = item
+            while isinstance(inner, ast.Group):
+                inner = inner.item
+            rest = tuple(items[k + 1 :])
+            if isinstance(inner, ast.Alternation) and rest:
+                found: list | None = []
+                for alt in inner.alternatives:
+                    alt_items = alt.items if isinstance(alt, ast.Concat) else (alt,)
+                    more = _branches(ast.Concat((*alt_items, *rest)))
+                    if not more:
+                        found = None
+                        break
+                    found.extend(more)
+                sub = _after(bounded, chars if class_only else None, found)
+                if sub:
+                    return sub
         if isinstance(item, ast.Repeat) and item.min == 0 and item.max == 1:
             # An optional part (Kimi K2's "(?:<|tool_calls_section_begin|>\s*)?" before
             # "<|tool_call_begin|>"): a match holds it and what follows, or what follows.
