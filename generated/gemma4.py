@@ -3708,6 +3708,9 @@ class WholePass:
                 return m
         regex = delimiter.regex
         pre = regex.prefilter
+        if regex.nfa.anchored and pos:
+            self.whole[key] = (pos, None)  # (see ResponseStream.answer)
+            return None
         if delimiter.fixed is not None:
             # Literals none of which begins another: the first one found is the match.
             held, base = self.held()
@@ -4914,6 +4917,10 @@ class ResponseStream(StreamMemo, WholePass):
         if delimiter.fixed is not None:
             return self.fixed_search(watcher, delimiter, eos)
         regex = delimiter.regex
+        if regex.nfa.anchored and self.pos:
+            # (DeepSeek's "^<think>": a match begins at the start of the text only, and a
+            # scanner made later would die at its first step, answering nothing.)
+            return None
         pre = regex.prefilter
         key = None
         span = self.end - self.pos

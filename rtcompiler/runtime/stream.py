@@ -869,6 +869,10 @@ class ResponseStream(StreamMemo, WholePass):
         if delimiter.fixed is not None:
             return self.fixed_search(watcher, delimiter, eos)
         regex = delimiter.regex
+        if regex.nfa.anchored and self.pos:
+            # (DeepSeek's "^<think>": a match begins at the start of the text only, and a
+            # scanner made later would die at its first step, answering nothing.)
+            return None
         pre = regex.prefilter
         key = None
         span = self.end - self.pos

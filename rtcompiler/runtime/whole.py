@@ -433,6 +433,9 @@ class WholePass:
                 return m
         regex = delimiter.regex
         pre = regex.prefilter
+        if regex.nfa.anchored and pos:
+            self.whole[key] = (pos, None)  # (see ResponseStream.answer)
+            return None
         if delimiter.fixed is not None:
             # Literals none of which begins another: the first one found is the match.
             held, base = self.held()

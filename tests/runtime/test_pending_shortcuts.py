@@ -455,3 +455,41 @@ def test_a_later_literal_is_tried_where_the_first_fails():
     assert message == {"tool_calls": [{"name": "f", "body": "x\n</function>"}], "content": "ok"}
     assert _run(module, text, [15])[0] == _run(_module(TEMPLATES[6], shortcuts=False), text,
                                                [15])[0]
+
+
+def test_a_delimiter_anchored_at_the_start_is_not_searched_for_after_it():
+    """DeepSeek's reasoning open "^<think>" can match at the start of the text only: after
+    it, it answers nothing without a scanner, in a stream and in a whole-text parse, as
+    the reference does."""
+    from transformers.utils.chat_parsing import parse_response as reference_parse
+
+    spec = {
+        "reasoning_content": {"open_pattern": "^<think>", "close": "</think>", "content": "text"},
+        "content": {"close": "<|end|>", "content": "text"},
+    }
+    module = _module(spec, shortcuts=True)
+    template = {"version": 1, "start_anchor": "<|start|>", "fields": spec}
+    for text in ("<think>a</think>b<think>c", "hi <think>x</think>y", "<thi", ""):
+        parser = module.ResponseParser("<|start|>")
+        for ch in text:
+            parser.feed(ch)
+        assert ("open", "reasoning_content") not in parser._stream.scanners or text.startswith(
+            "<thi")
+        message, _ = parser.finalize()
+        whole = module.parse_response(text, prefix="<|start|>")
+        assert message == whole == reference_parse(text, template, prefix="<|start|>"), text
+    # After the start, the open's watcher is not asked for a scanner, streamed or whole.
+    asked = []
+    scanner = module.ResponseStream.scanner
+    module.ResponseStream.scanner = (
+        lambda self, key, delimiter: asked.append((key, self.pos)) or scanner(self, key, delimiter)
+    )
+    try:
+        parser = module.ResponseParser("<|start|>")
+        for piece in ("hi ", "<thi", "nk>x", " <think>", "y"):
+            parser.feed(piece)
+        parser.finalize()
+        module.parse_response("hi " + "<think>x " * 50, prefix="<|start|>")
+    finally:
+        module.ResponseStream.scanner = scanner
+    assert not [pos for key, pos in asked if key == ("open", "reasoning_content") and pos > 0]
