@@ -2770,8 +2770,8 @@ class RegionTable:
         self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)
         # Regions whose close counts only outside JSON strings: their mode has a scan of
         # its own (see ResponseStream.scan_outside_strings), and its walk reads the
-        # strings up to each landmark; the quick path of a feed reads the text it gives
-        # to such a region for its strings.
+        # strings up to each landmark; a feed reads the text it gives to such a region
+        # for its strings only when they are needed (ResponseStream.strings_read).
         self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
         # A region opened in a yielding one is not walked (its close goes back there); a
         # yielding region is, up to a commit that yields (see WholePass.walk).
@@ -4773,7 +4773,7 @@ class ResponseStream(StreamMemo, WholePass):
         pre = regex.prefilter
         key = None
         span = self.end - self.pos
-        if pre is not None and pre.simple and span <= _FORM_READ:
+        if pre is not None and (pre.simple or regex.branch_search) and span <= _FORM_READ:
             scanner = self.scanners.get(watcher)
             if scanner is None or scanner.pos < self.pos:
                 # Short unsent text and no scanner to go on with. A search from pos
@@ -4806,7 +4806,11 @@ class ResponseStream(StreamMemo, WholePass):
                 j = pre.find(held, s, n)
                 sure = n - pre.heads_reach if j < 0 else min(j, n - pre.heads_reach)
                 self.fixed_seen[watcher] = (known, max(s, sure) + base)
-                if j < 0:
+                if not pre.simple:
+                    m = self.branch_answer(regex, pre, eos, held, base, s, j)
+                    if m is not _SLOW:
+                        return m
+                elif j < 0:
                     # No literal, no match; what pends is known from the literals'
                     # beginnings and the lead (Prefilter.pending), as in the quick
                     # path of feed. Over longer text a scanner, which keeps its
@@ -4892,12 +4896,6 @@ class ResponseStream(StreamMemo, WholePass):
                             if key is not None:
                                 self.remember_answer(regex, key, t + base - self.pos)
                             return Match(t + base, self.end, True)
-        elif regex.branch_search and span <= _FORM_READ:
-            scanner = self.scanners.get(watcher)
-            if scanner is None or scanner.pos < self.pos:
-                m = self.branch_answer(watcher, regex, pre, eos)
-                if m is not _SLOW:
-                    return m
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end
@@ -4910,29 +4908,20 @@ class ResponseStream(StreamMemo, WholePass):
                 self.remember_answer(regex, key, m.start - self.pos)
         return m
 
-    def branch_answer(self, watcher, regex, pre, eos):
+    def branch_answer(self, regex, pre, eos, held, base, s, j):
         """:meth:`answer` for an alternation whose branches have stdlib forms or are
-        lookaheads of literals (``regex.branch_search``), without a scanner: _SLOW
-        where the forms do not settle it.
+        lookaheads of literals (``regex.branch_search``), without a scanner, given the
+        first whole literal ``j`` from ``s`` (-1: none; answer found it): _SLOW where
+        the forms do not settle it.
 
         Every match begins with a literal, so the first whole literal from ``pos`` is
         where the leftmost match can begin, and there the first branch in order that
         matches wins. With no whole literal, what pends is a literal's beginning at
-        the end (Prefilter.pending), as for a simple pattern. Text known to hold no
-        literal is not searched again (as in fixed_search), and the unsent text is
-        at most _FORM_READ long: linear.
+        the end (Prefilter.pending), as for a simple pattern. The unsent text is at
+        most _FORM_READ long: linear.
         """
-        held, base = self.held()
         lo = self.pos - base
         n = len(held)
-        seen = self.fixed_seen.get(watcher)
-        if seen is not None and seen[0] <= self.pos <= seen[1]:
-            known, s = seen[0], seen[1] - base
-        else:
-            known, s = self.pos, lo
-        j = pre.find(held, s, n)
-        sure = n - pre.heads_reach if j < 0 else min(j, n - pre.heads_reach)
-        self.fixed_seen[watcher] = (known, max(s, sure) + base)
         if j < 0:
             self.examined += n - s
             if eos:

@@ -231,8 +231,8 @@ class RegionTable:
         self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)
         # Regions whose close counts only outside JSON strings: their mode has a scan of
         # its own (see ResponseStream.scan_outside_strings), and its walk reads the
-        # strings up to each landmark; the quick path of a feed reads the text it gives
-        # to such a region for its strings.
+        # strings up to each landmark; a feed reads the text it gives to such a region
+        # for its strings only when they are needed (ResponseStream.strings_read).
         self.string_modes = frozenset(r.name for r in regions if r.outside_strings)
         # A region opened in a yielding one is not walked (its close goes back there); a
         # yielding region is, up to a commit that yields (see WholePass.walk).
