@@ -177,38 +177,16 @@ def _in_sequence(items) -> list | None:
             sub = _after(bounded, chars if class_only else None, _branches(item))
             if sub:
                 return sub
-            # Or, with what follows it: Llama 3's "(?:^\s*|<|python_tag|>\s*|;\s*)\{",
-            # where "^\s*" holds no literal but "\{" comes after every alternative.
-            inner = item
-            while isinstance(inner, ast.Group):
-                inner = inner.item
-            rest = tuple(items[k + 1 :])
-            if isinstance(inner, ast.Alternation) and rest:
-                found: list | None = []
-                for alt in inner.alternatives:
-                    alt_items = alt.items if isinstance(alt, ast.Concat) else (alt,)
-                    more = _branches(ast.Concat((*alt_items, *rest)))
-                    if not more:
-                        found = None
-                        break
-                    found.extend(more)
-                sub = _after(bounded, chars if class_only else None, found)
-                if sub:
-                    return sub
-        if isinstance(item, ast.Repeat) and item.min == 0 and item.max == 1:
-            # An optional part (Kimi K2's "(?:<|tool_calls_section_begin|>\s*)?" before
-            # "<|tool_call_begin|>"): a match holds it and what follows, or what follows.
-            rest = tuple(items[k + 1 :])
-            inner = item.item
-            while isinstance(inner, ast.Group):
-                inner = inner.item
-            inner_items = inner.items if isinstance(inner, ast.Concat) else (inner,)
-            taken = _branches(ast.Concat((*inner_items, *rest)))
-            skipped = _branches(ast.Concat(rest)) if rest else None
-            if taken and skipped:
-                sub = _after(bounded, chars if class_only else None, taken + skipped)
-                if sub:
-                    return sub
+        # Or each choice the item offers, with what follows it: Llama 3's
+        # "(?:^\s*|<|python_tag|>\s*|;\s*)\{" ("^\s*" holds no literal, but "\{" comes
+        # after every alternative), Kimi K2's optional "(?:<|tool_calls_section_begin|>\s*)?"
+        # before "<|tool_call_begin|>" (a match holds it and what follows, or what follows).
+        choices = _choices(item)
+        rest = tuple(items[k + 1 :])
+        if choices and rest:
+            sub = _after(bounded, chars if class_only else None, _each_then(choices, rest))
+            if sub:
+                return sub
         width = _max_width(item)
         if width is None or bounded is None:
             bounded = None
@@ -222,6 +200,34 @@ def _in_sequence(items) -> list | None:
         if bounded is None and not class_only:
             return None
     return None
+
+
+def _choices(node: ast.Node):
+    """The alternatives of an alternation, or (it, nothing) for an optional part; else None."""
+    while isinstance(node, ast.Group):
+        node = node.item
+    if isinstance(node, ast.Alternation):
+        return node.alternatives
+    if isinstance(node, ast.Repeat) and node.min == 0 and node.max == 1:
+        return (node.item, ast.Empty())
+    return None
+
+
+def _each_then(choices, rest) -> list | None:
+    """The branches of each choice followed by ``rest``, together, or None."""
+    found = []
+    for choice in choices:
+        while isinstance(choice, ast.Group):
+            choice = choice.item
+        if isinstance(choice, ast.Concat):
+            head = choice.items
+        else:
+            head = () if isinstance(choice, ast.Empty) else (choice,)
+        more = _branches(ast.Concat((*head, *rest)))
+        if not more:
+            return None
+        found.extend(more)
+    return found
 
 
 # A literal runs on through a group of plain strings (``(?:commentary|analysis)``) as
