@@ -514,6 +514,20 @@ class CompiledRegex:
         # Whether the form holds a lookahead: a match may then end where the next
         # delimiter begins, at one landmark (see regions._walks).
         self.form_ahead = captures is not None and bool(captures.get("ahead"))
+        # Whether the form holds ^, written as a lookahead that fails: held text may begin
+        # after the start of the output, so re's own ^ would not do. At the start,
+        # over text that begins there, the form with \A instead (see form_at).
+        self.form_start = captures is not None and "start" in captures
+        self.captures_first = (
+            _re.compile(captures["start"], _re.DOTALL) if self.form_start else None
+        )
+        # Whether the form is right over a whole text only ($, \Z, or a lookahead with
+        # loops, which a streamed text may end inside): a stream's answers use it at
+        # the end of the output alone, the whole-text pass always.
+        self.form_whole = captures is not None and bool(captures.get("whole"))
+        # Whether no loop of the form reads a character a literal of the prefilter begins
+        # with: its attempts at literals may fail any number of times in linear time.
+        self.form_runs = captures is not None and bool(captures.get("runs"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -580,6 +594,13 @@ class CompiledRegex:
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
 
+    def form_at(self, start):
+        """The stdlib form for an attempt at ``start`` (a position in the output), over
+        text that begins there when ``start`` is 0."""
+        if start or not self.form_start:
+            return self.captures
+        return self.captures_first
+
     def beginning(self):
         """The compiled search for a text from a start to the end that begins a match
         (its ``match`` method), or None."""
@@ -593,8 +614,8 @@ class CompiledRegex:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
         linear: always when the form's loops read no character an attempt can begin
         with; else when few attempts can read far (LONG_ATTEMPTS_LIMIT)."""
-        if self.captures is None:
-            return False
+        if self.captures is None or self.form_start:
+            return False  # (a text that is not the output: ^ at its start is not known)
         if self.apart:
             return True
         pre = self.prefilter
@@ -1041,18 +1062,24 @@ class CompiledRegex:
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
 
-    def groups_at(self, text: str, start: int, end: int, partial: bool, stop: int | None = None):
+    def groups_at(
+        self, text: str, start: int, end: int, partial: bool, stop: int | None = None,
+        first: bool = False,
+    ):
         """Named groups of the match found at ``start`` (complete: ending at ``end``).
 
-        ``text[:stop]`` is the text searched (``stop`` defaults to its length).
+        ``text[:stop]`` is the text searched (``stop`` defaults to its length);
+        ``first``: the match begins the output.
         """
         n = len(text) if stop is None else stop
         if not self.nfa.group_names:
             return {}
-        if self.captures is not None and not partial:
+        if self.captures is not None and not partial and not self.form_whole:
             # (Over the text searched, not only the match: a lookahead at its end
             # reads past it.)
-            m = self.captures.match(text, start, n)
+            m = (self.captures_first if first and self.form_start else self.captures).match(
+                text, start, n
+            )
             if m is not None and m.end() == end:
                 found = m.groupdict()
                 groups = {}
@@ -1449,7 +1476,9 @@ class Scanner:
 
         def resolve():
             text, origin = source()
-            return self.regex.groups_at(text, start - origin, end - origin, partial, stop - origin)
+            return self.regex.groups_at(
+                text, start - origin, end - origin, partial, stop - origin, start == 0
+            )
 
         return resolve
 
@@ -3566,9 +3595,9 @@ class WholePass:
                     if reads < 0:
                         done = False
                         break
-                    matched = form.captures.match(held, at)
+                    matched = form.form_at(at + base).match(held, at)
                     if matched is None:
-                        self.failures += 1
+                        self.failures += not form.form_runs
                         if self.failures > _WHOLE_FAILURES:
                             done = False
                             break
@@ -3659,11 +3688,11 @@ class WholePass:
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
                 if self.formed > _WHOLE_READS * self.end:
                     return False
-                matched = regex.captures.match(held, t)
+                matched = regex.form_at(t + base).match(held, t)
                 if matched is None:
                     if t != at:
                         return False  # a later start may match: its scanner decides
-                    self.failures += 1
+                    self.failures += not regex.form_runs
                     if self.failures > _WHOLE_FAILURES:
                         return False
                     continue
@@ -3732,6 +3761,7 @@ class WholePass:
                 return self.complete_branches(key, regex)
             self.whole[key] = _SLOW
             return _SLOW
+        form = regex.form_at(pos)
         held, base = self.held()
         lo = pos - base
         n = len(held)
@@ -3758,8 +3788,9 @@ class WholePass:
             # No match begins at t. When t is the literal's own start, none
             # begins before the next literal's run of lead characters either:
             # try there, a bounded number of times a parse (a failed match
-            # may have read far), then leave the delimiter to its scanner.
-            self.failures += 1
+            # may have read far, unless no loop of it reads past a literal),
+            # then leave the delimiter to its scanner.
+            self.failures += not regex.form_runs
             if t != hit or self.failures > _WHOLE_FAILURES:
                 self.whole[key] = _SLOW
                 return _SLOW
@@ -4994,7 +5025,7 @@ class ResponseStream(StreamMemo, WholePass):
                         self.examined += n - s + n - near
                         if p > near or near == lo:
                             return Match(p + base, self.end, True) if p < n else None
-                elif regex.captures is not None:
+                elif regex.captures is not None and (eos or not regex.form_whole):
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
                     # path as regex there, on the text so far (a complete match is
@@ -5002,7 +5033,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # come; see Scanner.result). If none begins there, the scanner
                     # decides, partial matches included.
                     t = pre.lead_start(held, lo, j)
-                    found = regex.captures.match(held, t)
+                    found = regex.form_at(t + base).match(held, t)
                     self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
@@ -5432,7 +5463,7 @@ class ResponseStream(StreamMemo, WholePass):
             )
         regex = delimiter.regex
         form = regex.captures
-        if form is None:
+        if form is None or regex.form_whole:  # (the text is no output's end)
             return -1
         found = form.match(text, start)
         if found is None:
@@ -5697,6 +5728,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': False,
             'tail': True,
+            'runs': True,
             'ahead': True,
         },
     },
@@ -7239,6 +7271,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:a(?:n(?:a(?:l(?:y(?:s(?:i(?:s(?:(?:\\ to=(?:browser|python|container)(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,1}(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|(?:\\ to=(?:browser|python|container)(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,0}(?:\\ (?:t(?:o(?:=(?:(?:browser|python|container)[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|(?:(?:b(?:r(?:o(?:w(?:s(?:er?|e?)|s?)|w?)|o?)|r?)|b?)|(?:p(?:y(?:t(?:h(?:on?|o?)|h?)|t?)|y?)|p?)|(?:c(?:o(?:n(?:t(?:a(?:i(?:n(?:er?|e?)|n?)|i?)|a?)|t?)|n?)|o?)|c?)))|=?)|o?)|t?)|\\ ?))|s?)|i?)|s?)|y?)|l?)|a?)|n?)|a?)|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:\\|(?:>(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:\\ (?:t(?:o(?:=(?:(?:browser|python|container)(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:a(?:n(?:a(?:l(?:y(?:s(?:i(?:s(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|s?)|i?)|s?)|y?)|l?)|a?)|n?)|a?)|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|(?:(?:b(?:r(?:o(?:w(?:s(?:er?|e?)|s?)|w?)|o?)|r?)|b?)|(?:p(?:y(?:t(?:h(?:on?|o?)|h?)|t?)|y?)|p?)|(?:c(?:o(?:n(?:t(?:a(?:i(?:n(?:er?|e?)|n?)|i?)|a?)|t?)|n?)|o?)|c?)))|=?)|o?)|t?)|\\ ?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|>?)|\\|?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?))',
         },
         'branches': [
@@ -7371,6 +7404,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:(?:<(?:\\|(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|\\|?)|<?))',
         },
         'branches': [
@@ -8853,6 +8887,7 @@ _REGEX_DATA = [
             'names': {'name': ['name', 'name__2']},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:(?:<\\|start\\|>assistant\\ to=functions\\.(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}<\\|channel\\|>(?:commentary|analysis)|<\\|channel\\|>(?:commentary|analysis)\\ to=functions\\.(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,}))(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:(?:<\\|constrain\\|>(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,1}(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|(?:<\\|constrain\\|>(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}){0,0}(?:<(?:\\|(?:c(?:o(?:n(?:s(?:t(?:r(?:a(?:i(?:n(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|n?)|i?)|a?)|r?)|t?)|s?)|n?)|o?)|c?)|\\|?)|<?))|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|(?:(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:\\|(?:>(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:\\ (?:t(?:o(?:=(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s(?:\\.(?:(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:(?:c(?:o(?:m(?:m(?:e(?:n(?:t(?:a(?:ry?|r?)|a?)|t?)|n?)|e?)|m?)|m?)|o?)|c?)|(?:a(?:n(?:a(?:l(?:y(?:s(?:is?|i?)|s?)|y?)|l?)|a?)|n?)|a?))|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,})|[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]{0,})|\\.?)|s?)|n?)|o?)|i?)|t?)|c?)|n?)|u?)|f?)|=?)|o?)|t?)|\\ ?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|>?)|\\|?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:(?:commentary|analysis)(?:\\ (?:t(?:o(?:=(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s(?:\\.[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]{0,}|\\.?)|s?)|n?)|o?)|i?)|t?)|c?)|n?)|u?)|f?)|=?)|o?)|t?)|\\ ?)|(?:(?:c(?:o(?:m(?:m(?:e(?:n(?:t(?:a(?:ry?|r?)|a?)|t?)|n?)|e?)|m?)|m?)|o?)|c?)|(?:a(?:n(?:a(?:l(?:y(?:s(?:is?|i?)|s?)|y?)|l?)|a?)|n?)|a?)))|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)))',
         },
     },
@@ -8941,6 +8976,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:<(?:\\|(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|\\|?)|<?)',
         },
     },
@@ -9346,6 +9382,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:(?:<(?:\\|(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|\\|?)|<?)|(?:<(?:\\|(?:r(?:e(?:t(?:u(?:r(?:n(?:\\|>?|\\|?)|n?)|r?)|u?)|t?)|e?)|r?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:a(?:l(?:l(?:\\|>?|\\|?)|l?)|l?)|a?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|>?|\\|?)|e?)|g?)|a?)|s?)|s?)|e?)|m?)|\\|?)|<?)|(?:<(?:\\|(?:s(?:t(?:a(?:r(?:t(?:\\|(?:>[\\U00000061-\\U0000007a]{0,}|>?)|\\|?)|t?)|r?)|a?)|t?)|s?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|l?)|e?)|n?)|n?)|a?)|h?)|c?)|\\|?)|<?)|(?:<(?:\\|(?:c(?:o(?:n(?:s(?:t(?:r(?:a(?:i(?:n(?:\\|(?:>[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,}|>?)|\\|?)|n?)|i?)|a?)|r?)|t?)|s?)|n?)|o?)|c?)|\\|?)|<?))',
         },
         'branches': [

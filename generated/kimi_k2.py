@@ -523,6 +523,20 @@ class CompiledRegex:
         # Whether the form holds a lookahead: a match may then end where the next
         # delimiter begins, at one landmark (see regions._walks).
         self.form_ahead = captures is not None and bool(captures.get("ahead"))
+        # Whether the form holds ^, written as a lookahead that fails: held text may begin
+        # after the start of the output, so re's own ^ would not do. At the start,
+        # over text that begins there, the form with \A instead (see form_at).
+        self.form_start = captures is not None and "start" in captures
+        self.captures_first = (
+            _re.compile(captures["start"], _re.DOTALL) if self.form_start else None
+        )
+        # Whether the form is right over a whole text only ($, \Z, or a lookahead with
+        # loops, which a streamed text may end inside): a stream's answers use it at
+        # the end of the output alone, the whole-text pass always.
+        self.form_whole = captures is not None and bool(captures.get("whole"))
+        # Whether no loop of the form reads a character a literal of the prefilter begins
+        # with: its attempts at literals may fail any number of times in linear time.
+        self.form_runs = captures is not None and bool(captures.get("runs"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -589,6 +603,13 @@ class CompiledRegex:
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
 
+    def form_at(self, start):
+        """The stdlib form for an attempt at ``start`` (a position in the output), over
+        text that begins there when ``start`` is 0."""
+        if start or not self.form_start:
+            return self.captures
+        return self.captures_first
+
     def beginning(self):
         """The compiled search for a text from a start to the end that begins a match
         (its ``match`` method), or None."""
@@ -602,8 +623,8 @@ class CompiledRegex:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
         linear: always when the form's loops read no character an attempt can begin
         with; else when few attempts can read far (LONG_ATTEMPTS_LIMIT)."""
-        if self.captures is None:
-            return False
+        if self.captures is None or self.form_start:
+            return False  # (a text that is not the output: ^ at its start is not known)
         if self.apart:
             return True
         pre = self.prefilter
@@ -1050,18 +1071,24 @@ class CompiledRegex:
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
 
-    def groups_at(self, text: str, start: int, end: int, partial: bool, stop: int | None = None):
+    def groups_at(
+        self, text: str, start: int, end: int, partial: bool, stop: int | None = None,
+        first: bool = False,
+    ):
         """Named groups of the match found at ``start`` (complete: ending at ``end``).
 
-        ``text[:stop]`` is the text searched (``stop`` defaults to its length).
+        ``text[:stop]`` is the text searched (``stop`` defaults to its length);
+        ``first``: the match begins the output.
         """
         n = len(text) if stop is None else stop
         if not self.nfa.group_names:
             return {}
-        if self.captures is not None and not partial:
+        if self.captures is not None and not partial and not self.form_whole:
             # (Over the text searched, not only the match: a lookahead at its end
             # reads past it.)
-            m = self.captures.match(text, start, n)
+            m = (self.captures_first if first and self.form_start else self.captures).match(
+                text, start, n
+            )
             if m is not None and m.end() == end:
                 found = m.groupdict()
                 groups = {}
@@ -1458,7 +1485,9 @@ class Scanner:
 
         def resolve():
             text, origin = source()
-            return self.regex.groups_at(text, start - origin, end - origin, partial, stop - origin)
+            return self.regex.groups_at(
+                text, start - origin, end - origin, partial, stop - origin, start == 0
+            )
 
         return resolve
 
@@ -3575,9 +3604,9 @@ class WholePass:
                     if reads < 0:
                         done = False
                         break
-                    matched = form.captures.match(held, at)
+                    matched = form.form_at(at + base).match(held, at)
                     if matched is None:
-                        self.failures += 1
+                        self.failures += not form.form_runs
                         if self.failures > _WHOLE_FAILURES:
                             done = False
                             break
@@ -3668,11 +3697,11 @@ class WholePass:
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
                 if self.formed > _WHOLE_READS * self.end:
                     return False
-                matched = regex.captures.match(held, t)
+                matched = regex.form_at(t + base).match(held, t)
                 if matched is None:
                     if t != at:
                         return False  # a later start may match: its scanner decides
-                    self.failures += 1
+                    self.failures += not regex.form_runs
                     if self.failures > _WHOLE_FAILURES:
                         return False
                     continue
@@ -3741,6 +3770,7 @@ class WholePass:
                 return self.complete_branches(key, regex)
             self.whole[key] = _SLOW
             return _SLOW
+        form = regex.form_at(pos)
         held, base = self.held()
         lo = pos - base
         n = len(held)
@@ -3767,8 +3797,9 @@ class WholePass:
             # No match begins at t. When t is the literal's own start, none
             # begins before the next literal's run of lead characters either:
             # try there, a bounded number of times a parse (a failed match
-            # may have read far), then leave the delimiter to its scanner.
-            self.failures += 1
+            # may have read far, unless no loop of it reads past a literal),
+            # then leave the delimiter to its scanner.
+            self.failures += not regex.form_runs
             if t != hit or self.failures > _WHOLE_FAILURES:
                 self.whole[key] = _SLOW
                 return _SLOW
@@ -5003,7 +5034,7 @@ class ResponseStream(StreamMemo, WholePass):
                         self.examined += n - s + n - near
                         if p > near or near == lo:
                             return Match(p + base, self.end, True) if p < n else None
-                elif regex.captures is not None:
+                elif regex.captures is not None and (eos or not regex.form_whole):
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
                     # path as regex there, on the text so far (a complete match is
@@ -5011,7 +5042,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # come; see Scanner.result). If none begins there, the scanner
                     # decides, partial matches included.
                     t = pre.lead_start(held, lo, j)
-                    found = regex.captures.match(held, t)
+                    found = regex.form_at(t + base).match(held, t)
                     self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
@@ -5441,7 +5472,7 @@ class ResponseStream(StreamMemo, WholePass):
             )
         regex = delimiter.regex
         form = regex.captures
-        if form is None:
+        if form is None or regex.form_whole:  # (the text is no output's end)
             return -1
         found = form.match(text, start)
         if found is None:
@@ -5784,6 +5815,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:<(?:\\|(?:i(?:m(?:_(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:\\|(?:>(?:(?:[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]){0,}(?:<(?:\\|(?:i(?:m(?:_(?:m(?:i(?:d(?:d(?:l(?:e(?:\\|>?|\\|?)|e?)|l?)|d?)|d?)|i?)|m?)|_?)|m?)|i?)|\\|?)|<?)|[\\U00000000-\\U0000003b\\U0000003d-\\U0010ffff]{0,})|>?)|\\|?)|t?)|n?)|a?)|t?)|s?)|i?)|s?)|s?)|a?)|_?)|m?)|i?)|\\|?)|<?)',
         },
     },
@@ -5867,6 +5899,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:<(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|<?)',
         },
     },
@@ -5964,6 +5997,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:<(?:/(?:t(?:h(?:i(?:n(?:k>?|k?)|n?)|i?)|h?)|t?)|/?)|<?)',
         },
     },
@@ -7482,6 +7516,7 @@ _REGEX_DATA = [
             'names': {'name': ['name', 'name__2']},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:(?:<\\|tool_call(?:s){0,1}_section_begin\\|>(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}){0,1}(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|(?:>(?:(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:(?:(?:functions\\.){0,1}(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,}):(?:[\\U00000030-\\U00000039\\U00000660-\\U00000669\\U000006f0-\\U000006f9\\U000007c0-\\U000007c9\\U00000966-\\U0000096f\\U000009e6-\\U000009ef\\U00000a66-\\U00000a6f\\U00000ae6-\\U00000aef\\U00000b66-\\U00000b6f\\U00000be6-\\U00000bef\\U00000c66-\\U00000c6f\\U00000ce6-\\U00000cef\\U00000d66-\\U00000d6f\\U00000de6-\\U00000def\\U00000e50-\\U00000e59\\U00000ed0-\\U00000ed9\\U00000f20-\\U00000f29\\U00001040-\\U00001049\\U00001090-\\U00001099\\U000017e0-\\U000017e9\\U00001810-\\U00001819\\U00001946-\\U0000194f\\U000019d0-\\U000019d9\\U00001a80-\\U00001a89\\U00001a90-\\U00001a99\\U00001b50-\\U00001b59\\U00001bb0-\\U00001bb9\\U00001c40-\\U00001c49\\U00001c50-\\U00001c59\\U0000a620-\\U0000a629\\U0000a8d0-\\U0000a8d9\\U0000a900-\\U0000a909\\U0000a9d0-\\U0000a9d9\\U0000a9f0-\\U0000a9f9\\U0000aa50-\\U0000aa59\\U0000abf0-\\U0000abf9\\U0000ff10-\\U0000ff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]){1,}|functions_(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})_(?:[\\U00000030-\\U00000039\\U00000660-\\U00000669\\U000006f0-\\U000006f9\\U000007c0-\\U000007c9\\U00000966-\\U0000096f\\U000009e6-\\U000009ef\\U00000a66-\\U00000a6f\\U00000ae6-\\U00000aef\\U00000b66-\\U00000b6f\\U00000be6-\\U00000bef\\U00000c66-\\U00000c6f\\U00000ce6-\\U00000cef\\U00000d66-\\U00000d6f\\U00000de6-\\U00000def\\U00000e50-\\U00000e59\\U00000ed0-\\U00000ed9\\U00000f20-\\U00000f29\\U00001040-\\U00001049\\U00001090-\\U00001099\\U000017e0-\\U000017e9\\U00001810-\\U00001819\\U00001946-\\U0000194f\\U000019d0-\\U000019d9\\U00001a80-\\U00001a89\\U00001a90-\\U00001a99\\U00001b50-\\U00001b59\\U00001bb0-\\U00001bb9\\U00001c40-\\U00001c49\\U00001c50-\\U00001c59\\U0000a620-\\U0000a629\\U0000a8d0-\\U0000a8d9\\U0000a900-\\U0000a909\\U0000a9d0-\\U0000a9d9\\U0000a9f0-\\U0000a9f9\\U0000aa50-\\U0000aa59\\U0000abf0-\\U0000abf9\\U0000ff10-\\U0000ff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]){1,})(?:(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:a(?:r(?:g(?:u(?:m(?:e(?:n(?:t(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|t?)|n?)|e?)|m?)|u?)|g?)|r?)|a?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,})|(?:(?:(?:functions\\.){0,1}(?:(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?::[\\U00000030-\\U00000039\\U00000660-\\U00000669\\U000006f0-\\U000006f9\\U000007c0-\\U000007c9\\U00000966-\\U0000096f\\U000009e6-\\U000009ef\\U00000a66-\\U00000a6f\\U00000ae6-\\U00000aef\\U00000b66-\\U00000b6f\\U00000be6-\\U00000bef\\U00000c66-\\U00000c6f\\U00000ce6-\\U00000cef\\U00000d66-\\U00000d6f\\U00000de6-\\U00000def\\U00000e50-\\U00000e59\\U00000ed0-\\U00000ed9\\U00000f20-\\U00000f29\\U00001040-\\U00001049\\U00001090-\\U00001099\\U000017e0-\\U000017e9\\U00001810-\\U00001819\\U00001946-\\U0000194f\\U000019d0-\\U000019d9\\U00001a80-\\U00001a89\\U00001a90-\\U00001a99\\U00001b50-\\U00001b59\\U00001bb0-\\U00001bb9\\U00001c40-\\U00001c49\\U00001c50-\\U00001c59\\U0000a620-\\U0000a629\\U0000a8d0-\\U0000a8d9\\U0000a900-\\U0000a909\\U0000a9d0-\\U0000a9d9\\U0000a9f0-\\U0000a9f9\\U0000aa50-\\U0000aa59\\U0000abf0-\\U0000abf9\\U0000ff10-\\U0000ff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]{0,}|:?)|[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]{0,})|(?:functions\\.){0,0}(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s\\.?|s?)|n?)|o?)|i?)|t?)|c?)|n?)|u?)|f?))|(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s(?:_(?:(?:(?:[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]){1,})(?:_[\\U00000030-\\U00000039\\U00000660-\\U00000669\\U000006f0-\\U000006f9\\U000007c0-\\U000007c9\\U00000966-\\U0000096f\\U000009e6-\\U000009ef\\U00000a66-\\U00000a6f\\U00000ae6-\\U00000aef\\U00000b66-\\U00000b6f\\U00000be6-\\U00000bef\\U00000c66-\\U00000c6f\\U00000ce6-\\U00000cef\\U00000d66-\\U00000d6f\\U00000de6-\\U00000def\\U00000e50-\\U00000e59\\U00000ed0-\\U00000ed9\\U00000f20-\\U00000f29\\U00001040-\\U00001049\\U00001090-\\U00001099\\U000017e0-\\U000017e9\\U00001810-\\U00001819\\U00001946-\\U0000194f\\U000019d0-\\U000019d9\\U00001a80-\\U00001a89\\U00001a90-\\U00001a99\\U00001b50-\\U00001b59\\U00001bb0-\\U00001bb9\\U00001c40-\\U00001c49\\U00001c50-\\U00001c59\\U0000a620-\\U0000a629\\U0000a8d0-\\U0000a8d9\\U0000a900-\\U0000a909\\U0000a9d0-\\U0000a9d9\\U0000a9f0-\\U0000a9f9\\U0000aa50-\\U0000aa59\\U0000abf0-\\U0000abf9\\U0000ff10-\\U0000ff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]{0,}|_?)|[\\U00000000-\\U00000008\\U0000000e-\\U0000001f\\U00000021-\\U00000039\\U0000003b\\U0000003d-\\U00000084\\U00000086-\\U0000009f\\U000000a1-\\U0000167f\\U00001681-\\U00001fff\\U0000200b-\\U00002027\\U0000202a-\\U0000202e\\U00002030-\\U0000205e\\U00002060-\\U00002fff\\U00003001-\\U0010ffff]{0,})|_?)|s?)|n?)|o?)|i?)|t?)|c?)|n?)|u?)|f?)))|[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,})|>?)|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<\\|tool_call(?:s){0,1}_section_begin\\|>(?:[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]){0,}){0,0}(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:(?:s){0,1}(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|(?:>[\\U00000009-\\U0000000d\\U00000020\\U00000085\\U000000a0\\U00001680\\U00002000-\\U0000200a\\U00002028-\\U00002029\\U0000202f\\U0000205f\\U00003000]{0,}|>?)|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|s{0,1})|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?))',
         },
     },
@@ -7947,6 +7982,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': False,
             'tail': True,
+            'runs': True,
             'ahead': True,
         },
     },
@@ -8542,6 +8578,7 @@ _REGEX_DATA = [
             'names': {},
             'apart': True,
             'tail': True,
+            'runs': True,
             'prefix': '(?:(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|>?|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|s?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:a(?:r(?:g(?:u(?:m(?:e(?:n(?:t(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|>?|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|t?)|n?)|e?)|m?)|u?)|g?)|r?)|a?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|>?|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|s?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|n?)|o?)|i?)|t?)|c?)|e?)|s?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|>?|\\|?)|n?)|i?)|g?)|e?)|b?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|l?)|l?)|a?)|c?)|_?)|l?)|o?)|o?)|t?)|\\|?)|<?)|(?:<(?:\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|>?|\\|?)|d?)|n?)|e?)|_?)|m?)|i?)|\\|?)|<?))',
         },
         'branches': [

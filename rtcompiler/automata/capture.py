@@ -34,9 +34,10 @@ from .linearity import backtracking_facts
 _MAX_BACKREFERENCE = 99
 
 
-def capture_pattern(pattern: ast.Pattern) -> dict | None:
+def capture_pattern(pattern: ast.Pattern, literals: list[str] | None = None) -> dict | None:
     r"""``{"source": stdlib re source, "names": {group name: [re group names]},
-    "apart": bool, "tail": bool}``, or None.
+    "apart": bool, "tail": bool}``, or None; ``"start"`` when it holds ``^`` (below),
+    ``"whole": True`` when it is right over a whole text only (see below).
 
     One name may stand on groups in different alternatives (Harmony's two
     ``name`` groups): at most one of them takes part in a match, so each gets
@@ -47,6 +48,14 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
     can read a run of spaces a cubic number of times in ``re``, so it has none.
     ``apart`` and ``tail`` say where it may also run over a whole text: a
     ``finditer`` (every start), or a match at one start that the caller moves past.
+
+    ``^`` is written as a lookahead that fails, and ``"start"`` is the source with ``\A``
+    for it, for an attempt at the start of the output over text that begins there. ``$`` and ``\Z``, and lookaheads with loops, are right in ``re``
+    only over a whole text (a streamed one may go on past them), so such a form is
+    ``whole``. A lookahead's loop reads a run past the match; the ``tail`` of such a
+    form holds only where no run can cross the beginning of one of the pattern's
+    ``literals`` (the prefilter's, where an attempt begins): the runs two attempts read
+    then overlap in their bounded parts only.
     """
     # Patterns without groups get a form too: it finds the same spans, which is
     # all a start anchor's finditer (truncate_at_last_anchor) needs.
@@ -55,6 +64,10 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
         source, _ = emitter.emit(pattern.root, in_loop=False, after=())
     except _Unsupported:
         return None
+    first = None
+    if emitter.start:
+        # The same form for an attempt over a text that begins the output: ^ as itself.
+        first, _ = _Emitter(start="\\A").emit(pattern.root, in_loop=False, after=())
     try:
         re.compile(source, re.DOTALL)
     except re.error:
@@ -62,11 +75,25 @@ def capture_pattern(pattern: ast.Pattern) -> dict | None:
     facts = backtracking_facts(pattern.root, frozenset(emitter.atomic))
     if not facts["linear"]:
         return None
+    firsts = CharSet.from_ranges([(ord(s[0]), ord(s[0])) for s in literals or () if s])
+    if emitter.ahead_runs and (
+        not literals or any(run.intersection(firsts).ranges for run in emitter.ahead_runs)
+    ):
+        return None
     form = {
         "source": source, "names": emitter.names, "apart": facts["apart"], "tail": facts["tail"],
     }
+    if literals and not any(run.intersection(firsts).ranges for run in _loop_sets(pattern.root)):
+        # No loop reads where a literal begins: an attempt at a literal, failed or not,
+        # reads past a bounded number of the literals after it, so attempts at every
+        # literal read each character a bounded number of times (see WholePass.complete).
+        form["runs"] = True
     if emitter.lookahead:
         form["ahead"] = True  # it may end where a lookahead looks on, consuming nothing there
+    if first is not None:
+        form["start"] = first
+    if emitter.whole:
+        form["whole"] = True
     try:
         prefix = _beginning(pattern.root)
         re.compile(prefix, re.DOTALL)
@@ -179,7 +206,7 @@ def lazy_tail_pattern(pattern: ast.Pattern) -> dict | None:
         source=pattern.source, root=ast.Concat(items[: k - 1]),
         group_count=pattern.group_count, group_names=pattern.group_names,
     ))
-    if head is None or not head["tail"]:
+    if head is None or not head["tail"] or "start" in head or "whole" in head:
         return None
     return {
         "head": head, "literal": "".join(reversed(literal)),
@@ -205,12 +232,44 @@ def _loop_free(node: ast.Node) -> bool:
     return False
 
 
+def _loop_sets(node: ast.Node) -> list[CharSet]:
+    """The character sets of the loops in ``node`` (a loop over anything else: all of them)."""
+    if isinstance(node, ast.Concat):
+        return [c for item in node.items for c in _loop_sets(item)]
+    if isinstance(node, ast.Alternation):
+        return [c for alt in node.alternatives for c in _loop_sets(alt)]
+    if isinstance(node, (ast.Group, ast.Lookahead)):
+        return _loop_sets(node.item)
+    if isinstance(node, ast.Repeat):
+        return _loop_sets(node.item) if node.max is not None else [_reads(node.item)]
+    return []
+
+
+def _reads(node: ast.Node) -> CharSet:
+    """Every character ``node`` may read."""
+    if isinstance(node, ast.Chars):
+        return node.chars
+    if isinstance(node, (ast.Concat, ast.Alternation)):
+        parts = node.items if isinstance(node, ast.Concat) else node.alternatives
+        out = CharSet(())
+        for item in parts:
+            out = out.union(_reads(item))
+        return out
+    if isinstance(node, (ast.Group, ast.Repeat, ast.Lookahead)):
+        return _reads(node.item)
+    return CharSet(())
+
+
 class _Emitter:
-    def __init__(self) -> None:
+    def __init__(self, start: str = "(?!)") -> None:
+        self.start_source = start  # what ^ is written as
         self.names: dict[str, list[str]] = {}
         self.groups = 0  # re groups opened so far, in source order: backreferences need them
         self.atomic: set[int] = set()  # ids of the loops written as atomic runs (absorbed)
         self.lookahead = False  # whether a lookahead was written
+        self.ahead_runs: list[CharSet] = []  # the sets lookaheads' loops read
+        self.start = False  # whether ^ (or \A) was written
+        self.whole = False  # whether $ or \Z was written, or a lookahead with loops
 
     def emit(
         self, node: ast.Node, in_loop: bool, after: tuple[ast.Node, ...] | None
@@ -288,15 +347,34 @@ class _Emitter:
             upper = "" if node.max is None else str(node.max)
             lazy = "" if node.greedy else "?"
             return f"(?:{inner_source}){{{node.min},{upper}}}{lazy}", frozenset()
-        if isinstance(node, ast.Lookahead) and not node.negative and _loop_free(node.item):
-            # A positive lookahead of strings (Qwen3's "(?=<\|im_end\|>)"): it reads a
-            # bounded number of characters at one place, past the match at most.
+        if isinstance(node, ast.Lookahead) and not node.negative:
+            looping = not _loop_free(node.item)
+            if looping and in_loop:
+                raise _Unsupported  # read again at every turn of the loop
+            # A positive lookahead of strings (Qwen3's "(?=<\|im_end\|>)") reads a
+            # bounded number of characters at one place, past the match at most. One
+            # with loops (Llama 3's "(?=[ \t]*\n\s*[^\s,}\]])") may read a run past
+            # it: see capture_pattern for when that stays linear.
             inner_source, inner = self.emit(node.item, in_loop, None)
             if inner:
                 raise _Unsupported
             self.lookahead = True
+            if looping:
+                self.ahead_runs.extend(_loop_sets(node.item))
+                self.whole = True  # a streamed text may end inside the run
             return f"(?={inner_source})", frozenset()
-        raise _Unsupported  # assertions, and other lookaheads
+        if isinstance(node, ast.Assertion) and node.kind == ast.START:
+            # ^ and \A: the start of the output, where held text need not begin. Past
+            # it, ^ never holds; an attempt there takes the form written with \A (see
+            # CompiledRegex.form_at).
+            self.start = True
+            return self.start_source, frozenset()
+        if isinstance(node, ast.Assertion) and node.kind in (ast.END, ast.DOLLAR):
+            # The end of the output: right in re only over a text known to be whole
+            # (see CompiledRegex.form_whole). re's $ also holds before a final newline.
+            self.whole = True
+            return ("\\Z" if node.kind == ast.END else "$"), frozenset()
+        raise _Unsupported  # word boundaries, and negative lookaheads
 
     def lazy_loop(
         self, chars: CharSet, least: int, after: tuple[ast.Node, ...] | None

@@ -64,15 +64,20 @@ def backtracking_facts(root: ast.Node, atomic: frozenset[int] = frozenset()) -> 
     """``{"linear": bool, "apart": bool, "tail": bool}`` for the pattern ``root``.
 
     ``atomic`` holds the ``id`` of each greedy loop the stdlib form runs atomically.
-    A pattern holding an assertion or a negative lookahead (no stdlib form has one)
+    A pattern holding a word boundary or a negative lookahead (no stdlib form has one)
     has none of the facts; one holding a positive lookahead is not ``apart``, which a
-    pattern that may match where its lookahead alone stands could not show.
+    pattern that may match where its lookahead alone stands could not show. ``^`` and
+    ``$`` read nothing and add no path: left out. ``tail`` leaves lookaheads out (what
+    their loops read past a match is bounded by other means: see
+    capture.capture_pattern).
     """
     try:
         graph = _Graph(root, atomic)
+        # Lookaheads with loops: their bodies' paths count too (see _Nfa.compile).
+        paths = _Graph(root, atomic, bodies=True) if graph.nfa.looping else graph
     except _TooLarge:
         return {"linear": False, "apart": False, "tail": False}
-    linear = not graph.exponential() and not graph.polynomial()
+    linear = not paths.exponential() and not paths.polynomial()
     return {
         "linear": linear,
         "apart": linear and graph.apart() and not graph.nfa.lookahead,
@@ -88,10 +93,12 @@ class _Nfa:
     None), ``(_MATCH,)``. Groups are transparent: they add no path.
     """
 
-    def __init__(self, root: ast.Node, atomic: frozenset[int]) -> None:
+    def __init__(self, root: ast.Node, atomic: frozenset[int], bodies: bool = False) -> None:
         self.states: list[tuple] = []
         self.atomic = atomic
+        self.bodies = bodies
         self.lookahead = False  # whether a lookahead was left out (see compile)
+        self.looping = False  # whether one of them has a loop
         match = self.add((_MATCH,))
         self.match = match
         self.start = self.compile(root, match)
@@ -119,13 +126,22 @@ class _Nfa:
         if isinstance(node, ast.Repeat):
             return self.repeat(node, nxt)
         if isinstance(node, ast.Lookahead) and not node.negative:
-            # A positive lookahead of strings (the only one a stdlib form has): it reads
-            # a bounded number of characters at one place and consumes none. Left out,
-            # the paths a backtracking matcher can take only grow in number, so what is
-            # proved linear without it is linear with it.
+            # A positive lookahead of strings reads a bounded number of characters at
+            # one place and consumes none. Left out, the paths a backtracking matcher
+            # can take only grow in number, so what is proved linear without it is
+            # linear with it. One with loops is, with ``bodies``, a branch into its
+            # body that ends nowhere: each time an attempt reaches it, the matcher
+            # explores the body's paths from there, then goes on (the other branch).
             self.lookahead = True
+            if any(isinstance(n, ast.Repeat) and n.max is None for n in _nodes(node.item)):
+                self.looping = True
+                if self.bodies:
+                    body = self.compile(node.item, self.add((_SPLIT, ())))
+                    return self.add((_SPLIT, ((body, None), (nxt, None))))
             return nxt
-        raise _TooLarge  # an assertion or a negative lookahead: no stdlib form has one
+        if isinstance(node, ast.Assertion) and node.kind in (ast.START, ast.END, ast.DOLLAR):
+            return nxt  # reads nothing: a path it cuts is one path fewer
+        raise _TooLarge  # a word boundary or a negative lookahead: no stdlib form has one
 
     def repeat(self, node: ast.Repeat, nxt: int) -> int:
         guard = None
@@ -148,6 +164,19 @@ class _Nfa:
         return cur
 
 
+def _nodes(node: ast.Node):
+    """``node`` and every node inside it."""
+    yield node
+    if isinstance(node, ast.Concat):
+        for item in node.items:
+            yield from _nodes(item)
+    elif isinstance(node, ast.Alternation):
+        for alt in node.alternatives:
+            yield from _nodes(alt)
+    elif isinstance(node, (ast.Group, ast.Repeat, ast.Lookahead)):
+        yield from _nodes(node.item)
+
+
 class _Graph:
     """The automaton without epsilon moves: one node per character-reading state.
 
@@ -156,8 +185,8 @@ class _Graph:
     Two routes to one state are two edges: a backtracking matcher follows both.
     """
 
-    def __init__(self, root: ast.Node, atomic: frozenset[int]) -> None:
-        nfa = _Nfa(root, atomic)
+    def __init__(self, root: ast.Node, atomic: frozenset[int], bodies: bool = False) -> None:
+        nfa = _Nfa(root, atomic, bodies)
         self.nfa = nfa
         states = nfa.states
         chars = [i for i, s in enumerate(states) if s[0] == _CHAR]

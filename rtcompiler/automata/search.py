@@ -49,7 +49,9 @@ class Regex(CompiledRegex):
         dfa = Dfa(nfa)
         parsed = parse_pattern(nfa.source)
         self.prefilter_facts = prefilter_data(parsed.root)
-        self.capture_source = capture_pattern(parsed)
+        self.capture_source = capture_pattern(
+            parsed, None if self.prefilter_facts is None else self.prefilter_facts["literals"]
+        )
         # Only where the whole pattern has no form that may run over a whole text.
         self.lazy_tail_source = (
             lazy_tail_pattern(parsed)
@@ -228,8 +230,8 @@ def branch_forms(pattern: ast.Pattern) -> list | None:
         ))
         facts = prefilter_data(alternative)
         if (
-            form is None or not form["tail"] or facts is None or facts["lead"]
-            or facts["lead_ranges"]
+            form is None or not form["tail"] or "start" in form or "whole" in form
+            or facts is None or facts["lead"] or facts["lead_ranges"]
         ):
             return None
         out.append({"form": form["source"], "literals": list(facts["literals"])})

@@ -482,6 +482,20 @@ class CompiledRegex:
         # Whether the form holds a lookahead: a match may then end where the next
         # delimiter begins, at one landmark (see regions._walks).
         self.form_ahead = captures is not None and bool(captures.get("ahead"))
+        # Whether the form holds ^, written as a lookahead that fails: held text may begin
+        # after the start of the output, so re's own ^ would not do. At the start,
+        # over text that begins there, the form with \A instead (see form_at).
+        self.form_start = captures is not None and "start" in captures
+        self.captures_first = (
+            _re.compile(captures["start"], _re.DOTALL) if self.form_start else None
+        )
+        # Whether the form is right over a whole text only ($, \Z, or a lookahead with
+        # loops, which a streamed text may end inside): a stream's answers use it at
+        # the end of the output alone, the whole-text pass always.
+        self.form_whole = captures is not None and bool(captures.get("whole"))
+        # Whether no loop of the form reads a character a literal of the prefilter begins
+        # with: its attempts at literals may fail any number of times in linear time.
+        self.form_runs = captures is not None and bool(captures.get("runs"))
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -548,6 +562,13 @@ class CompiledRegex:
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
 
+    def form_at(self, start):
+        """The stdlib form for an attempt at ``start`` (a position in the output), over
+        text that begins there when ``start`` is 0."""
+        if start or not self.form_start:
+            return self.captures
+        return self.captures_first
+
     def beginning(self):
         """The compiled search for a text from a start to the end that begins a match
         (its ``match`` method), or None."""
@@ -561,8 +582,8 @@ class CompiledRegex:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
         linear: always when the form's loops read no character an attempt can begin
         with; else when few attempts can read far (LONG_ATTEMPTS_LIMIT)."""
-        if self.captures is None:
-            return False
+        if self.captures is None or self.form_start:
+            return False  # (a text that is not the output: ^ at its start is not known)
         if self.apart:
             return True
         pre = self.prefilter
@@ -1009,18 +1030,24 @@ class CompiledRegex:
 
     # -- capture groups, by Pike's VM on the matched span -----------------------
 
-    def groups_at(self, text: str, start: int, end: int, partial: bool, stop: int | None = None):
+    def groups_at(
+        self, text: str, start: int, end: int, partial: bool, stop: int | None = None,
+        first: bool = False,
+    ):
         """Named groups of the match found at ``start`` (complete: ending at ``end``).
 
-        ``text[:stop]`` is the text searched (``stop`` defaults to its length).
+        ``text[:stop]`` is the text searched (``stop`` defaults to its length);
+        ``first``: the match begins the output.
         """
         n = len(text) if stop is None else stop
         if not self.nfa.group_names:
             return {}
-        if self.captures is not None and not partial:
+        if self.captures is not None and not partial and not self.form_whole:
             # (Over the text searched, not only the match: a lookahead at its end
             # reads past it.)
-            m = self.captures.match(text, start, n)
+            m = (self.captures_first if first and self.form_start else self.captures).match(
+                text, start, n
+            )
             if m is not None and m.end() == end:
                 found = m.groupdict()
                 groups = {}
@@ -1417,7 +1444,9 @@ class Scanner:
 
         def resolve():
             text, origin = source()
-            return self.regex.groups_at(text, start - origin, end - origin, partial, stop - origin)
+            return self.regex.groups_at(
+                text, start - origin, end - origin, partial, stop - origin, start == 0
+            )
 
         return resolve
 

@@ -946,7 +946,7 @@ class ResponseStream(StreamMemo, WholePass):
                         self.examined += n - s + n - near
                         if p > near or near == lo:
                             return Match(p + base, self.end, True) if p < n else None
-                elif regex.captures is not None:
+                elif regex.captures is not None and (eos or not regex.form_whole):
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
                     # path as regex there, on the text so far (a complete match is
@@ -954,7 +954,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # come; see Scanner.result). If none begins there, the scanner
                     # decides, partial matches included.
                     t = pre.lead_start(held, lo, j)
-                    found = regex.captures.match(held, t)
+                    found = regex.form_at(t + base).match(held, t)
                     self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
@@ -1384,7 +1384,7 @@ class ResponseStream(StreamMemo, WholePass):
             )
         regex = delimiter.regex
         form = regex.captures
-        if form is None:
+        if form is None or regex.form_whole:  # (the text is no output's end)
             return -1
         found = form.match(text, start)
         if found is None:

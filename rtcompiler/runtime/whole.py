@@ -291,9 +291,9 @@ class WholePass:
                     if reads < 0:
                         done = False
                         break
-                    matched = form.captures.match(held, at)
+                    matched = form.form_at(at + base).match(held, at)
                     if matched is None:
-                        self.failures += 1
+                        self.failures += not form.form_runs
                         if self.failures > _WHOLE_FAILURES:
                             done = False
                             break
@@ -384,11 +384,11 @@ class WholePass:
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
                 if self.formed > _WHOLE_READS * self.end:
                     return False
-                matched = regex.captures.match(held, t)
+                matched = regex.form_at(t + base).match(held, t)
                 if matched is None:
                     if t != at:
                         return False  # a later start may match: its scanner decides
-                    self.failures += 1
+                    self.failures += not regex.form_runs
                     if self.failures > _WHOLE_FAILURES:
                         return False
                     continue
@@ -457,6 +457,7 @@ class WholePass:
                 return self.complete_branches(key, regex)
             self.whole[key] = _SLOW
             return _SLOW
+        form = regex.form_at(pos)
         held, base = self.held()
         lo = pos - base
         n = len(held)
@@ -483,8 +484,9 @@ class WholePass:
             # No match begins at t. When t is the literal's own start, none
             # begins before the next literal's run of lead characters either:
             # try there, a bounded number of times a parse (a failed match
-            # may have read far), then leave the delimiter to its scanner.
-            self.failures += 1
+            # may have read far, unless no loop of it reads past a literal),
+            # then leave the delimiter to its scanner.
+            self.failures += not regex.form_runs
             if t != hit or self.failures > _WHOLE_FAILURES:
                 self.whole[key] = _SLOW
                 return _SLOW

@@ -382,6 +382,16 @@ def test_a_lookahead_of_strings_gets_a_stdlib_form_when_nothing_is_captured() ->
     want = [(m.span(), m.groupdict()) for m in regex.finditer(ours.pattern, text, regex.DOTALL)]
     assert len(want) == 2
     assert [(m.span(), m.groupdict()) for m in ours.group_finditer(text)] == want
-    # None for a lookahead with a loop, and for a negative lookahead.
-    for pattern in (r"x(?=y*z)", r"x(?!y)"):
+    # A lookahead with a loop gets a form right over a whole text only (a stream may end
+    # inside the run); none when the run may cross where an attempt begins (each attempt
+    # would read the rest of the text again), and none for a negative lookahead.
+    form = compile_regex(r"x(?=y*z)").capture_source
+    assert form is not None and form["whole"] and form["tail"]
+    for pattern in (r"x(?=.*z)", r"x(?=[xy]*z)", r"x(?!y)"):
         assert compile_regex(pattern).capture_source is None, pattern
+    # Attempts at literals read apart when no loop reads where a literal begins: then a
+    # whole-text parse may let them fail any number of times (WholePass.complete).
+    assert compile_regex(r"\s*\}(?=\s*;)").capture_source["runs"]
+    # (A loop right before a lookahead's loop over the same characters: no form.)
+    assert compile_regex(r"\s*\}\s*(?=\s*;)").capture_source is None
+    assert "runs" not in compile_regex(r"\{[^}]*\}").capture_source

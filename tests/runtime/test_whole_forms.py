@@ -247,3 +247,82 @@ def test_qwen3_calls_closed_by_a_lookahead_take_no_python_step_in_a_whole_text_p
         assert len(message["tool_calls"]) == n + 1
         assert stream.steps == 0, (n, stream.steps)
         assert stream.examined <= 4.1 * len(text), (n, stream.examined / len(text))
+
+
+# Delimiters whose stdlib forms hold ^, $ or a lookahead with loops: (open, close, pieces).
+EDGE_CASES = (
+    # Llama 3's call: opened at the start of the output or after ";", closed by "}" and
+    # what may follow it (its end, a next call, an end of turn, a new line of prose).
+    (r"(?:^\s*|;\s*)\{(?P<k>\w*):", r"\s*\}\s*(?:<e>|(?=;\s*\{)|$)|\s*\}(?=[ \t]*\n\s*[^\s,}])",
+     ("{", "}", "a:", ";", " ", "\n", "<e>", "x", ",")),
+    # An open at the start only, and a close at the end of the output (or before its
+    # final newline).
+    (r"^\s*<(?P<k>\w)>", r"\s*!|\s*$", ("<", "a>", "b>", " ", "\n", "!", "x")),
+    # A lookahead with loops right after a loop the run of which it may read too.
+    (r"(?:^|;)\[", r"\](?=\s*(?:;|$))", ("[", "]", ";", " ", "\n", "y")),
+)
+
+
+def _edge_spec(case) -> dict:
+    open_pattern, close_pattern, _ = case
+    return {
+        "start_anchor": "<s>",
+        "fields": {"t": {"open_pattern": open_pattern, "close_pattern": close_pattern,
+                         "repeats": True, "transform": {"k": "{k}", "v": "{content}"}},
+                   "content": {"repeats": True}},
+    }
+
+
+def test_anchors_and_lookaheads_with_loops_get_forms_for_whole_texts() -> None:
+    for case in EDGE_CASES:
+        module = load_parser(load_template(_edge_spec(case)))
+        table = module.TABLE.by_name["t"]
+        opening, closing = table.open.regex, table.close.regex
+        assert opening.form_start and opening.captures_first is not None, case
+        assert closing.captures is not None and closing.form_whole, case
+
+
+_EDGE_MODULES: dict = {}
+
+
+@DIFFERENTIAL
+@given(data=st.data(), case=st.sampled_from(EDGE_CASES))
+def test_anchored_and_whole_text_forms_find_the_references_match(data, case) -> None:
+    # ^ holds at the start of the output only, $ at its end only (a stream may go on past
+    # the text so far), and a lookahead's run may be cut by the end of a feed: whole and
+    # streamed at random cuts, the reference's message.
+    text = "".join(data.draw(st.lists(st.sampled_from(case[2]), max_size=14)))
+    spec = _edge_spec(case)
+    if case not in _EDGE_MODULES:
+        _EDGE_MODULES[case] = load_parser(load_template(spec))
+    module = _EDGE_MODULES[case]
+    want = outcome(lambda: ref_parse_response(text, spec, prefix=""))
+    assert_same(outcome(lambda: module.parse_response(text, prefix="")), want)
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=4)))
+
+    def streamed():
+        parser = module.ResponseParser("")
+        for a, b in zip([0, *cuts], [*cuts, len(text)]):
+            parser.feed(text[a:b])
+        return parser.finalize()[0]
+
+    assert_same(outcome(streamed), want)
+
+
+def test_llama3_calls_take_no_python_step_in_a_whole_text_parse() -> None:
+    # llama3_json:strict opens a call at the start of the output (^) or after ";" and closes
+    # it where "}" meets its end ($), the next call or a new line (lookaheads with loops):
+    # no scanner, however many calls there are, the first at the start of the output too.
+    from rtcompiler.grammars import grammar
+
+    spec = grammar("llama3_json:strict").spec
+    module = load_parser(load_template(spec))
+    call = '{"name": "f", "parameters": {"a": "x}; y", "b": {"c": [1, {}]}}}; '
+    for n in (10, 100, 400):
+        text = call * n + '{"name": "g", "parameters": {}}<|eot_id|>'
+        stream = module.ResponseStream(module.TABLE, "")
+        message = stream.parse_whole(text)
+        assert message == ref_parse_response(text, spec, prefix="")
+        assert len(message["tool_calls"]) == n + 1
+        assert stream.steps == 0, (n, stream.steps)
+        assert stream.examined <= 4.1 * len(text), (n, stream.examined / len(text))
