@@ -526,6 +526,14 @@ class CompiledRegex:
         # loops, which a streamed text may end inside): a stream's answers use it at
         # the end of the output alone, the whole-text pass always.
         self.form_whole = captures is not None and bool(captures.get("whole"))
+        # The form a streamed answer tries before the end of the output: the form itself,
+        # or for a whole one, the same with $ and \Z that never hold (a match found then
+        # stands whatever follows; see automata/capture.py), or None.
+        self.captures_stream = self.captures
+        if self.form_whole:
+            self.captures_stream = (
+                _re.compile(captures["stream"], _re.DOTALL) if "stream" in captures else None
+            )
         # Whether no loop of the form reads a character a literal of the prefilter begins
         # with: its attempts at literals may fail any number of times in linear time.
         self.form_runs = captures is not None and bool(captures.get("runs"))
@@ -595,11 +603,12 @@ class CompiledRegex:
     # at most this many literals in the text few attempts run long: linear still.
     LONG_ATTEMPTS_LIMIT = 64
 
-    def form_at(self, start):
+    def form_at(self, start, eos=True):
         """The stdlib form for an attempt at ``start`` (a position in the output), over
-        text that begins there when ``start`` is 0."""
+        text that begins there when ``start`` is 0, and that is the whole output unless
+        ``eos`` is False (then there must be one: ``captures_stream``)."""
         if start or not self.form_start:
-            return self.captures
+            return self.captures if eos else self.captures_stream
         return self.captures_first
 
     def beginning(self):
@@ -5336,7 +5345,7 @@ class ResponseStream(StreamMemo, WholePass):
                         self.examined += n - s + n - near
                         if p > near or near == lo:
                             return Match(p + base, self.end, True) if p < n else None
-                elif regex.captures is not None and (eos or not regex.form_whole):
+                elif regex.captures is not None and (eos or regex.captures_stream is not None):
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
                     # path as regex there, on the text so far (a complete match is
@@ -5344,7 +5353,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # come; see Scanner.result). If none begins there, the scanner
                     # decides, partial matches included.
                     t = pre.lead_start(held, lo, j)
-                    found = regex.form_at(t + base).match(held, t)
+                    found = regex.form_at(t + base, eos).match(held, t)
                     self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
@@ -5363,7 +5372,7 @@ class ResponseStream(StreamMemo, WholePass):
                             if k < 0:
                                 break
                             j = t = k
-                            found = regex.captures.match(held, t)
+                            found = regex.form_at(t + base, eos).match(held, t)
                             if found is not None:
                                 self.examined += found.end() - t
                                 return _form_match(regex, found, base)

@@ -49,13 +49,17 @@ def capture_pattern(pattern: ast.Pattern, literals: list[str] | None = None) -> 
     ``apart`` and ``tail`` say where it may also run over a whole text: a
     ``finditer`` (every start), or a match at one start that the caller moves past.
 
-    ``^`` is written as a lookahead that fails, and ``"start"`` is the source with ``\A``
-    for it, for an attempt at the start of the output over text that begins there. ``$`` and ``\Z``, and lookaheads with loops, are right in ``re``
-    only over a whole text (a streamed one may go on past them), so such a form is
-    ``whole``. A lookahead's loop reads a run past the match; the ``tail`` of such a
-    form holds only where no run can cross the beginning of one of the pattern's
-    ``literals`` (the prefilter's, where an attempt begins): the runs two attempts read
-    then overlap in their bounded parts only.
+    ``^`` is written as a lookahead that fails, and ``"start"`` is the source with
+    ``\A`` for it, for an attempt at the start of the output over text that begins
+    there. ``$`` and ``\Z``, and lookaheads with loops, are right in ``re`` only over
+    a whole text (a streamed one may go on past them), so such a form is ``whole``;
+    ``"stream"`` is then (unless it holds ``^`` too) the source with ``$`` and ``\Z``
+    that never hold, for a streamed text: a match it finds is complete whatever
+    follows, and where it finds none the runtime's scanner decides. A lookahead's
+    loop reads a run past the match; the ``tail`` of such a form holds only where no
+    run can cross the beginning of one of the pattern's ``literals`` (the
+    prefilter's, where an attempt begins): the runs two attempts read then overlap
+    in their bounded parts only.
     """
     # Patterns without groups get a form too: it finds the same spans, which is
     # all a start anchor's finditer (truncate_at_last_anchor) needs.
@@ -64,10 +68,13 @@ def capture_pattern(pattern: ast.Pattern, literals: list[str] | None = None) -> 
         source, _ = emitter.emit(pattern.root, in_loop=False, after=())
     except _Unsupported:
         return None
-    first = None
+    first = stream = None
     if emitter.start:
         # The same form for an attempt over a text that begins the output: ^ as itself.
         first, _ = _Emitter(start="\\A").emit(pattern.root, in_loop=False, after=())
+    elif emitter.whole:
+        # For a streamed text, whose end is not yet reached: $ and \Z never hold.
+        stream, _ = _Emitter(end="(?!)").emit(pattern.root, in_loop=False, after=())
     try:
         re.compile(source, re.DOTALL)
     except re.error:
@@ -92,6 +99,8 @@ def capture_pattern(pattern: ast.Pattern, literals: list[str] | None = None) -> 
         form["ahead"] = True  # it may end where a lookahead looks on, consuming nothing there
     if first is not None:
         form["start"] = first
+    if stream is not None:
+        form["stream"] = stream
     if emitter.whole:
         form["whole"] = True
     try:
@@ -261,8 +270,9 @@ def _reads(node: ast.Node) -> CharSet:
 
 
 class _Emitter:
-    def __init__(self, start: str = "(?!)") -> None:
+    def __init__(self, start: str = "(?!)", end: str | None = None) -> None:
         self.start_source = start  # what ^ is written as
+        self.end_source = end  # what $ and \Z are written as (None: themselves)
         self.names: dict[str, list[str]] = {}
         self.groups = 0  # re groups opened so far, in source order: backreferences need them
         self.atomic: set[int] = set()  # ids of the loops written as atomic runs (absorbed)
@@ -373,6 +383,8 @@ class _Emitter:
             # The end of the output: right in re only over a text known to be whole
             # (see CompiledRegex.form_whole). re's $ also holds before a final newline.
             self.whole = True
+            if self.end_source is not None:
+                return self.end_source, frozenset()
             return ("\\Z" if node.kind == ast.END else "$"), frozenset()
         raise _Unsupported  # word boundaries, and negative lookaheads
 

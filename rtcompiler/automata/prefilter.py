@@ -109,12 +109,18 @@ def _is_bare(node: ast.Node) -> bool:
 
 
 def _lead_is_loop(root: ast.Node, lead_set: CharSet) -> bool:
-    """Whether the pattern is ``C*`` then a literal at once (in every branch).
+    """Whether the pattern is ``C*`` then a literal at once (in every branch), or an
+    alternation of such patterns with one ``C`` (Llama 3's call close
+    ``\s*\}\s*(?:…)|\s*\}(?=…)``).
 
     Then, in text holding no literal nor a literal's beginning at its end, the
     attempts alive at the end are exactly those begun in the trailing run of
     ``C`` characters: the search's partial match starts where that run does.
     """
+    while isinstance(root, ast.Group):
+        root = root.item
+    if isinstance(root, ast.Alternation):
+        return all(_lead_is_loop(alt, lead_set) for alt in root.alternatives)
     if not lead_set or not isinstance(root, ast.Concat) or len(root.items) < 2:
         return False
     first = root.items[0]

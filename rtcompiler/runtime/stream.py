@@ -946,7 +946,7 @@ class ResponseStream(StreamMemo, WholePass):
                         self.examined += n - s + n - near
                         if p > near or near == lo:
                             return Match(p + base, self.end, True) if p < n else None
-                elif regex.captures is not None and (eos or not regex.form_whole):
+                elif regex.captures is not None and (eos or regex.captures_stream is not None):
                     # A literal: the leftmost match, if any, begins where the run of
                     # lead characters before it does. The stdlib form takes the same
                     # path as regex there, on the text so far (a complete match is
@@ -954,7 +954,7 @@ class ResponseStream(StreamMemo, WholePass):
                     # come; see Scanner.result). If none begins there, the scanner
                     # decides, partial matches included.
                     t = pre.lead_start(held, lo, j)
-                    found = regex.form_at(t + base).match(held, t)
+                    found = regex.form_at(t + base, eos).match(held, t)
                     self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
@@ -973,7 +973,7 @@ class ResponseStream(StreamMemo, WholePass):
                             if k < 0:
                                 break
                             j = t = k
-                            found = regex.captures.match(held, t)
+                            found = regex.form_at(t + base, eos).match(held, t)
                             if found is not None:
                                 self.examined += found.end() - t
                                 return _form_match(regex, found, base)

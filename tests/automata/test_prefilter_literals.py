@@ -69,6 +69,16 @@ def test_an_alternation_without_a_literal_of_its_own_takes_the_one_after_it():
     assert not facts["lead_is_loop"] and not facts["bare"]  # the automaton decides
 
 
+def test_an_alternation_of_lead_loops_then_literals_has_a_loop_lead():
+    # Llama 3's call close: each alternative is "\s*" then "}" at once, so what pends in
+    # text without "}" is the trailing run of spaces, as for one such pattern.
+    facts = compile_regex(r"\s*\}\s*(?:<e>|$)|\s*\}(?=[ \t]*\n)").prefilter_facts
+    assert facts["lead_is_loop"]
+    # Not when an alternative has no lead, or another one.
+    for pattern in (r"\s*\}|;", r"\s*\}| *;"):
+        assert not compile_regex(pattern).prefilter_facts["lead_is_loop"], pattern
+
+
 @st.composite
 def _patterns(draw):
     """``[lead] first (?:w|w...) middle (?:w|w...) [rest]``, and a text made of its
