@@ -353,9 +353,11 @@ def regex_from_data(data: dict) -> CompiledRegex:
     )
     pre = data.get("prefilter")
     prefilter = None if pre is None else Prefilter(pre)
+    late = data.get("late")
     return CompiledRegex(
         program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"),
         data.get("lazy_tail"), data.get("branches"),
+        None if late is None else regex_from_data(late),
     )
 
 
@@ -471,15 +473,24 @@ class CompiledRegex:
 
     def __init__(
         self, program, classes, dfa, prefilter=None, captures=None, lazy_tail=None,
-        branches=None,
+        branches=None, late=None,
     ) -> None:
         self.nfa = program
+        # The pattern past the start of the output, where ^ never holds (see
+        # automata/search.py, _late), or None: answers from a later position use it.
+        self.late = late
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
         # The beginnings of its matches (see automata/capture.py), compiled when first
         # asked for (see beginning).
         self.beginnings = None if captures is None else captures.get("prefix")
+        # A search that every text beginning a match matches, and maybe more (its
+        # assertions and lookaheads read loosely, see automata/capture.py): a text it
+        # does not match does not pend (see loose_beginning).
+        self.loose_beginnings = None if captures is None else (
+            captures.get("prefix") or captures.get("loose")
+        )
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -609,6 +620,15 @@ class CompiledRegex:
             return source
         self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
         return self.beginnings
+
+    def loose_beginning(self):
+        """:meth:`beginning`, or where there is none, its loose form (a text it does not
+        match does not pend; one it matches may not): compiled when first asked for."""
+        source = self.loose_beginnings
+        if source is None or type(source) is not str:
+            return source
+        self.loose_beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
+        return self.loose_beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
@@ -3763,10 +3783,13 @@ class WholePass:
             if at <= pos and (m is None or pos <= m.start):
                 return m
         regex = delimiter.regex
+        if pos:
+            if regex.nfa.anchored:
+                self.whole[key] = (pos, None)  # (see ResponseStream.answer)
+                return None
+            if regex.late is not None:
+                regex = regex.late
         pre = regex.prefilter
-        if regex.nfa.anchored and pos:
-            self.whole[key] = (pos, None)  # (see ResponseStream.answer)
-            return None
         if delimiter.fixed is not None:
             # Literals none of which begins another: the first one found is the match.
             held, base = self.held()
@@ -4181,6 +4204,9 @@ _SHORT_HELD = 16
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
 _NEXT_LITERALS = 4  # literals answer tries after the first, where a simple pattern fails
+# ... where a pattern with a lead loop fails at literals none of whose attempts can pend:
+# each try reads a bounded stretch (Llama 3's arguments hold many a "}" of their own).
+_SETTLED_LITERALS = 16
 
 
 class ResponseStream(StreamMemo, WholePass):
@@ -4975,10 +5001,23 @@ class ResponseStream(StreamMemo, WholePass):
         if delimiter.fixed is not None:
             return self.fixed_search(watcher, delimiter, eos)
         regex = delimiter.regex
-        if regex.nfa.anchored and self.pos:
-            # (DeepSeek's "^<think>": a match begins at the start of the text only, and a
-            # scanner made later would die at its first step, answering nothing.)
-            return None
+        if self.pos:
+            if regex.nfa.anchored:
+                # (DeepSeek's "^<think>": a match begins at the start of the text only,
+                # and a scanner made later would die at its first step, answering nothing.)
+                return None
+            if regex.late is not None:
+                regex = regex.late  # (its scanner, if any, is still the pattern's own)
+        elif regex.late is not None and regex.form_start and (
+            eos or regex.captures_stream is not None
+        ):
+            # At the start, the text held begins the output: the form with \A tried there,
+            # where the leftmost match would begin (Llama 3's first call, "{" first).
+            held, base = self.held()
+            found = regex.captures_first.match(held, 0)
+            if found is not None:
+                self.examined += found.end()
+                return _form_match(regex, found, base)
         pre = regex.prefilter
         key = None
         span = self.end - self.pos
@@ -5083,6 +5122,57 @@ class ResponseStream(StreamMemo, WholePass):
                             if found is not None:
                                 self.examined += found.end() - t
                                 return _form_match(regex, found, base)
+                    elif pre.lead_loop:
+                        # With a lead loop, no match begins in the run before j either (a
+                        # later start reads the same literal and rest). A match may pend
+                        # here, but a complete one further on is the answer even so
+                        # (search rule 1): the next literals are tried (the nested
+                        # objects of Llama 3's arguments end in "}" too). Where it is
+                        # known which of the attempts pend (the beginnings say so; loose
+                        # ones only that none does), and no literal is left, the answer is
+                        # the first of them, or else what pends at the end, after them.
+                        begins = regex.beginning()
+                        known = begins or regex.loose_beginning()
+                        first = None
+                        if known is not None:
+                            self.examined += n - t
+                            if known(held, t) is not None:
+                                first = t
+                        settled = known is not None and (begins is not None or first is None)
+                        k = last = j
+                        for tries in range(_SETTLED_LITERALS):
+                            if tries == _NEXT_LITERALS and not settled:
+                                break
+                            k = pre.find(held, k + 1, n)
+                            self.examined += (n if k < 0 else k) - last
+                            if k < 0:
+                                break
+                            last = k
+                            u = pre.lead_start(held, lo, k)
+                            found = regex.form_at(u + base, eos).match(held, u)
+                            if found is not None:
+                                self.examined += found.end() - u
+                                return _form_match(regex, found, base)
+                            if settled:
+                                self.examined += n - u
+                                if known(held, u) is not None:
+                                    if begins is None:
+                                        settled = False
+                                    elif first is None:
+                                        first = u
+                        if settled and k < 0 and (
+                            first is None or n - first <= _FORM_HELD
+                            and len(self.fresh) >= _QUICK_HELD
+                        ):
+                            # (A header that pends after a short piece goes on to its
+                            # scanner, which steps each later piece alone; see below.)
+                            if eos:
+                                return None
+                            if first is not None:
+                                return Match(first + base, self.end, True)
+                            p = pre.pending(held, last + 1)
+                            self.examined += n - last
+                            return Match(p + base, self.end, True) if p < n else None
                     if short and not eos and key is None:
                         key = self.answer_key(regex)
                         known = regex.partials.get(key)

@@ -107,17 +107,40 @@ def capture_pattern(pattern: ast.Pattern, literals: list[str] | None = None) -> 
         prefix = _beginning(pattern.root)
         re.compile(prefix, re.DOTALL)
     except (_Unsupported, re.error, RecursionError):  # (sre refuses deep nesting)
+        try:
+            loose = _beginning(pattern.root, loose=True)
+            re.compile(loose, re.DOTALL)
+        except (_Unsupported, re.error, RecursionError):
+            return form
+        form["loose"] = loose
         return form
     form["prefix"] = prefix
     return form
 
 
-def _beginning(node: ast.Node) -> str:
+def _beginning(node: ast.Node, loose: bool = False, tail: bool = True) -> str:
     r"""A stdlib source matching exactly the beginnings of the texts ``node`` matches
     (the empty text and whole matches included), with no groups; followed by ``\Z``,
     it says whether a text still pends as a match of ``node`` (a streamed header
     cut by the end of a feed) without stepping the DFA. Only what a capture form
-    may hold: raises _Unsupported otherwise."""
+    may hold: raises _Unsupported otherwise.
+
+    A positive lookahead or ``$`` at the ``tail`` of the pattern (nothing follows it
+    there: Llama 3's call close ``\s*\}(?=[ \t]*\n\s*[^\s,}\]])``) is exact too: a text
+    ends inside what the lookahead reads and it does not hold yet (an attempt that
+    needs one more character there pends), or where ``$`` may hold later. ``loose``: more texts, not fewer,
+    where assertions and lookaheads stand elsewhere: each is read as nothing (its
+    condition left out), or a lookahead as where the text ends, inside what it reads.
+    A text a loose source does not match does not pend; one it matches may not (see
+    ResponseStream.answer)."""
+    if isinstance(node, ast.Assertion) and (
+        loose or tail and node.kind in (ast.END, ast.DOLLAR)
+    ):
+        return ""
+    if isinstance(node, ast.Lookahead) and not node.negative and (loose or tail):
+        inside = _beginning(node.item, loose, False)
+        # (Where the lookahead holds, the match is complete: then it does not pend.)
+        return inside if loose else f"(?!{_whole(node.item)})(?:{inside})"
     if isinstance(node, ast.Empty):
         return ""
     if isinstance(node, ast.Chars):
@@ -126,14 +149,16 @@ def _beginning(node: ast.Node) -> str:
         # a beginning of x y...: x then a beginning of y..., or a beginning of x
         if not node.items:
             return ""
-        source = _beginning(node.items[-1])
+        source = _beginning(node.items[-1], loose, tail)
         for item in reversed(node.items[:-1]):
-            source = f"(?:{_whole(item)}{source}|{_beginning(item)})"
+            source = f"(?:{_whole(item, loose)}{source}|{_beginning(item, loose, False)})"
         return source
     if isinstance(node, ast.Alternation):
-        return "(?:" + "|".join(_beginning(alt) for alt in node.alternatives) + ")"
+        return "(?:" + "|".join(
+            _beginning(alt, loose, tail) for alt in node.alternatives
+        ) + ")"
     if isinstance(node, ast.Group):
-        return _beginning(node.item)
+        return _beginning(node.item, loose, tail)
     if isinstance(node, ast.Repeat):
         if node.max == 0:
             return ""
@@ -141,13 +166,21 @@ def _beginning(node: ast.Node) -> str:
         if isinstance(node.item, ast.Chars):
             return f"{_whole(node.item)}{{0,{upper}}}"  # any shorter run
         before = "" if node.max is None else str(node.max - 1)
-        return f"(?:{_whole(node.item)}){{0,{before}}}{_beginning(node.item)}"
+        return (
+            f"(?:{_whole(node.item, loose)}){{0,{before}}}{_beginning(node.item, loose, False)}"
+        )
     raise _Unsupported
 
 
-def _whole(node: ast.Node) -> str:
+def _whole(node: ast.Node, loose: bool = False) -> str:
     """A stdlib source matching the texts ``node`` matches (the same language, with no
-    groups and no regard to which path is first)."""
+    groups and no regard to which path is first); ``loose``: more of them, assertions
+    and positive lookaheads left out."""
+    if loose and (
+        isinstance(node, ast.Assertion)
+        or isinstance(node, ast.Lookahead) and not node.negative
+    ):
+        return ""
     if isinstance(node, ast.Empty):
         return ""
     if isinstance(node, ast.Chars):
@@ -158,14 +191,14 @@ def _whole(node: ast.Node) -> str:
             return re.escape(chr(ranges[0][0]))
         return char_class_source(ranges)
     if isinstance(node, ast.Concat):
-        return "".join(_whole(item) for item in node.items)
+        return "".join(_whole(item, loose) for item in node.items)
     if isinstance(node, ast.Alternation):
-        return "(?:" + "|".join(_whole(alt) for alt in node.alternatives) + ")"
+        return "(?:" + "|".join(_whole(alt, loose) for alt in node.alternatives) + ")"
     if isinstance(node, ast.Group):
-        return "(?:" + _whole(node.item) + ")"
+        return "(?:" + _whole(node.item, loose) + ")"
     if isinstance(node, ast.Repeat):
         upper = "" if node.max is None else str(node.max)
-        return f"(?:{_whole(node.item)}){{{node.min},{upper}}}"
+        return f"(?:{_whole(node.item, loose)}){{{node.min},{upper}}}"
     raise _Unsupported
 
 

@@ -145,8 +145,15 @@ def _branches(node: ast.Node):
                 return None
             found.extend(sub)
         return found
-    items = node.items if isinstance(node, ast.Concat) else (node,)
-    return _in_sequence(items)
+    return _in_sequence(_flat(node))
+
+
+def _flat(node: ast.Node) -> tuple:
+    """The items of ``node`` in sequence, a sequence inside one read as its items
+    (``(?:;\s*)\{``, which the parser keeps as a sequence in a sequence)."""
+    if not isinstance(node, ast.Concat):
+        return (node,)
+    return tuple(part for item in node.items for part in _flat(item))
 
 
 def _in_sequence(items) -> list | None:

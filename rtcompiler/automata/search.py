@@ -29,6 +29,7 @@ asks after every chunk. :class:`Regex` is the one-shot form.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from ..dialect import ast
@@ -45,9 +46,10 @@ from .prefilter import prefilter_data
 class Regex(CompiledRegex):
     """A compiled delimiter pattern, with its DFA built lazily as text arrives."""
 
-    def __init__(self, nfa: Nfa) -> None:
+    def __init__(self, nfa: Nfa, parsed: ast.Pattern | None = None) -> None:
         dfa = Dfa(nfa)
-        parsed = parse_pattern(nfa.source)
+        if parsed is None:
+            parsed = parse_pattern(nfa.source)
         self.prefilter_facts = prefilter_data(parsed.root)
         self.capture_source = capture_pattern(
             parsed, None if self.prefilter_facts is None else self.prefilter_facts["literals"]
@@ -63,7 +65,7 @@ class Regex(CompiledRegex):
         prefilter = None if self.prefilter_facts is None else Prefilter(self.prefilter_facts)
         super().__init__(
             nfa, dfa.alphabet, dfa, prefilter, self.capture_source, self.lazy_tail_source,
-            self.branches_source,
+            self.branches_source, _late(nfa, parsed),
         )
 
     @property
@@ -100,6 +102,8 @@ class Regex(CompiledRegex):
             data["lazy_tail"] = self.lazy_tail_source
         if self.branches_source is not None:
             data["branches"] = self.branches_source
+        if self.late is not None:
+            data["late"] = self.late.to_data()
         return data
 
     @staticmethod
@@ -108,6 +112,58 @@ class Regex(CompiledRegex):
         if data.get("format") != "rtcompiler.regex/1":
             raise ValueError(f"not a serialised rtcompiler regex: format {data.get('format')!r}")
         return regex_from_data(data)
+
+
+def _late(nfa: Nfa, parsed: ast.Pattern) -> Regex | None:
+    r"""The pattern past the start of the output, where ``^`` never holds, compiled, when
+    that drops alternatives and changes nothing else the search rules read (see the
+    module's rules): None otherwise.
+
+    Llama 3's call open ``(?:^\s*|<\|python_tag\|>\s*|;\s*)\{…`` is then, past the
+    start, a pattern every match of which begins with its literal: its streamed answers
+    take the prefilter's short paths, where the whole pattern needs a scanner.
+    """
+    if not nfa.uses_start or nfa.anchored:
+        return None
+    root = _without_start(parsed.root)
+    if root is None or root == parsed.root:
+        return None
+    late = ast.Pattern(
+        source=parsed.source, root=root, group_count=parsed.group_count,
+        group_names=parsed.group_names,
+    )
+    late_nfa = compile_nfa(late)
+    if late_nfa.needs_input != nfa.needs_input or late_nfa.anchored:
+        return None
+    return Regex(late_nfa, late)
+
+
+def _without_start(node: ast.Node) -> ast.Node | None:
+    """``node`` where ``^`` never holds, or None where it then never matches."""
+    if isinstance(node, ast.Assertion):
+        return None if node.kind == ast.START else node
+    if isinstance(node, ast.Concat):
+        items = [_without_start(item) for item in node.items]
+        return None if any(item is None for item in items) else ast.Concat(tuple(items))
+    if isinstance(node, ast.Alternation):
+        kept = [alt for alt in map(_without_start, node.alternatives) if alt is not None]
+        if not kept:
+            return None
+        return kept[0] if len(kept) == 1 else ast.Alternation(tuple(kept))
+    if isinstance(node, ast.Group):
+        item = _without_start(node.item)
+        return None if item is None else dataclasses.replace(node, item=item)
+    if isinstance(node, ast.Repeat):
+        item = _without_start(node.item)
+        if item is None:
+            return None if node.min else ast.Empty()
+        return dataclasses.replace(node, item=item)
+    if isinstance(node, ast.Lookahead):
+        item = _without_start(node.item)
+        if item is None:
+            return ast.Empty() if node.negative else None
+        return dataclasses.replace(node, item=item)
+    return node
 
 
 def _jsonable(state: tuple) -> list:

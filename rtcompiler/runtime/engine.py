@@ -330,9 +330,11 @@ def regex_from_data(data: dict) -> CompiledRegex:
     )
     pre = data.get("prefilter")
     prefilter = None if pre is None else Prefilter(pre)
+    late = data.get("late")
     return CompiledRegex(
         program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"),
         data.get("lazy_tail"), data.get("branches"),
+        None if late is None else regex_from_data(late),
     )
 
 
@@ -448,15 +450,24 @@ class CompiledRegex:
 
     def __init__(
         self, program, classes, dfa, prefilter=None, captures=None, lazy_tail=None,
-        branches=None,
+        branches=None, late=None,
     ) -> None:
         self.nfa = program
+        # The pattern past the start of the output, where ^ never holds (see
+        # automata/search.py, _late), or None: answers from a later position use it.
+        self.late = late
         # A stdlib form with the same groups (see rtcompiler/automata/capture.py),
         # and for each group name the stdlib groups standing for it.
         self.captures: _re.Pattern | None = None
         # The beginnings of its matches (see automata/capture.py), compiled when first
         # asked for (see beginning).
         self.beginnings = None if captures is None else captures.get("prefix")
+        # A search that every text beginning a match matches, and maybe more (its
+        # assertions and lookaheads read loosely, see automata/capture.py): a text it
+        # does not match does not pend (see loose_beginning).
+        self.loose_beginnings = None if captures is None else (
+            captures.get("prefix") or captures.get("loose")
+        )
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -586,6 +597,15 @@ class CompiledRegex:
             return source
         self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
         return self.beginnings
+
+    def loose_beginning(self):
+        """:meth:`beginning`, or where there is none, its loose form (a text it does not
+        match does not pend; one it matches may not): compiled when first asked for."""
+        source = self.loose_beginnings
+        if source is None or type(source) is not str:
+            return source
+        self.loose_beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
+        return self.loose_beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
         """Whether a search of ``text`` with the stdlib form, trying every start, is

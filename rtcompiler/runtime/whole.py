@@ -432,10 +432,13 @@ class WholePass:
             if at <= pos and (m is None or pos <= m.start):
                 return m
         regex = delimiter.regex
+        if pos:
+            if regex.nfa.anchored:
+                self.whole[key] = (pos, None)  # (see ResponseStream.answer)
+                return None
+            if regex.late is not None:
+                regex = regex.late
         pre = regex.prefilter
-        if regex.nfa.anchored and pos:
-            self.whole[key] = (pos, None)  # (see ResponseStream.answer)
-            return None
         if delimiter.fixed is not None:
             # Literals none of which begins another: the first one found is the match.
             held, base = self.held()

@@ -326,3 +326,86 @@ def test_llama3_calls_take_no_python_step_in_a_whole_text_parse() -> None:
         assert len(message["tool_calls"]) == n + 1
         assert stream.steps == 0, (n, stream.steps)
         assert stream.examined <= 4.1 * len(text), (n, stream.examined / len(text))
+
+
+_LLAMA3_PIECES = (
+    '{"name": "f", "parameters": ', '{"a": "x}; y"}', '{"b": {"c": [1, {}]}}', "}", "; ",
+    " ", "\n", "{count}", '"', "<|eot_id|>", "<|python_tag|>", "Hi", ",", "<|eo",
+)
+
+
+@DIFFERENTIAL
+@given(data=st.data())
+def test_llama3_streams_give_the_references_message(data) -> None:
+    # Llama 3's open is anchored at the start in one alternative (past it, the pattern
+    # without it answers), its close a lead loop then "}" whose stream form skips nested
+    # objects' braces: whole and at random cuts, the reference's message.
+    from rtcompiler.grammars import grammar
+
+    spec = grammar("llama3_json:strict").spec
+    if "llama3" not in _EDGE_MODULES:
+        _EDGE_MODULES["llama3"] = load_parser(load_template(spec))
+    module = _EDGE_MODULES["llama3"]
+    text = "".join(data.draw(st.lists(st.sampled_from(_LLAMA3_PIECES), max_size=12)))
+    want = outcome(lambda: ref_parse_response(text, spec, prefix=""))
+    assert_same(outcome(lambda: module.parse_response(text, prefix="")), want)
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=5)))
+
+    def streamed():
+        parser = module.ResponseParser("")
+        for a, b in zip([0, *cuts], [*cuts, len(text)]):
+            parser.feed(text[a:b])
+        return parser.finalize()[0]
+
+    assert_same(outcome(streamed), want)
+
+
+def test_llama3_streams_make_no_scanner_for_nested_braces() -> None:
+    # Streamed in pieces of 64 or 256 characters, Llama 3's calls, whose arguments hold
+    # braces of their own (in strings and nested objects), are found with stdlib calls: the
+    # open's first call by its form with \A, the later ones by the pattern past the start,
+    # the close by trying each "}" in turn, none of which pends.
+    from rtcompiler.grammars import grammar
+
+    spec = grammar("llama3_json:strict").spec
+    module = load_parser(load_template(spec))
+    opening = module.TABLE.by_name["tool_calls"].open.regex
+    assert opening.late is not None and opening.late.prefilter.simple
+    assert not opening.prefilter.simple
+    made = []
+    scanner = module.ResponseStream.scanner
+
+    def counted(self, key, delimiter):
+        before = self.scanners.get(key)
+        found = scanner(self, key, delimiter)
+        if found is not None and found is not before:
+            made.append(key)
+        return found
+
+    call = '{"name": "f", "parameters": {"code": "f\\"{x} and {y}\\"", "n": {"a": [1, {}]}}}; '
+    text = call * 40 + '{"name": "g", "parameters": {}}<|eot_id|>'
+    want = ref_parse_response(text, spec, prefix="")
+    module.ResponseStream.scanner = counted
+    try:
+        for k in (64, 256):
+            made.clear()
+            parser = module.ResponseParser("")
+            for i in range(0, len(text), k):
+                parser.feed(text[i : i + k])
+            assert parser.finalize()[0] == want
+            assert made == [], (k, made)
+    finally:
+        module.ResponseStream.scanner = scanner
+
+
+def test_the_pattern_past_the_start_drops_anchored_alternatives_only() -> None:
+    from rtcompiler.automata import compile_regex
+
+    late = compile_regex(r"(?:^\s*|;\s*)\{").late
+    assert late is not None and late.prefilter.literals == (";",)
+    # Nothing to drop, or nothing left: none.
+    assert compile_regex(r";\s*\{").late is None
+    assert compile_regex(r"^<think>").late is None
+    # Without its anchored alternative the pattern would need a character where the
+    # whole did not: a search's answer at the end of the text differs, so none.
+    assert compile_regex(r"^|a").late is None
