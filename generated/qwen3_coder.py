@@ -3504,7 +3504,7 @@ class WholePass:
         if text:
             self.append(text)
         self.whole = {}
-        self.failures = 0
+        self.failures = self.missed = 0
         self.formed = 0
         self.whole_pass()
         return self.finish()
@@ -3675,11 +3675,11 @@ class WholePass:
                         break
                     matched = form.form_at(at + base).match(held, at)
                     if matched is None:
-                        self.failures += not form.form_runs
-                        if self.failures > _WHOLE_FAILURES:
+                        if self.failed_form(form):
                             done = False
                             break
                         continue
+                    self.missed = 0
                     end = matched.end()
                     self.examined += end - at
                     reads -= end - at
@@ -3770,10 +3770,10 @@ class WholePass:
                 if matched is None:
                     if t != at:
                         return False  # a later start may match: its scanner decides
-                    self.failures += not regex.form_runs
-                    if self.failures > _WHOLE_FAILURES:
+                    if self.failed_form(regex):
                         return False
                     continue
+                self.missed = 0
                 self.examined += matched.end() - t
                 self.formed += matched.end() - t
                 start, end = matched.start() + base, matched.end() + base
@@ -3869,18 +3869,33 @@ class WholePass:
             # No match begins at t. When t is the literal's own start, none
             # begins before the next literal's run of lead characters either:
             # try there, a bounded number of times a parse (a failed match
-            # may have read far, unless no loop of it reads past a literal),
-            # then leave the delimiter to its scanner.
-            self.failures += not regex.form_runs
-            if t != hit or self.failures > _WHOLE_FAILURES:
+            # may have read far; see failed_form), then leave the delimiter to
+            # its scanner.
+            if t != hit or self.failed_form(regex):
                 self.whole[key] = _SLOW
                 return _SLOW
             lo = hit + 1
+        self.missed = 0
         self.examined += found.end() - t
         self.formed += found.end() - t
         m = _form_match(regex, found, base)
         self.whole[key] = (pos, m)
         return m
+
+    def failed_form(self, regex):
+        """Counts a stdlib match of ``regex`` that failed in a whole-text parse; True when
+        the parse has tried enough of them (the scanners take over).
+
+        A failed match may read far: a parse tries a bounded number in all. Where no
+        loop reads where a literal begins (``form_runs``) each reads a bounded stretch,
+        so only failures in a row count: nested JSON objects end in a "}" that is not
+        Llama 3's call close, a few a call; many in a row (a value full of near-misses
+        of a close) are stepped faster by the scanner, which jumps over literals."""
+        if regex.form_runs:
+            self.missed += 1
+            return self.missed > _WHOLE_FAILURES
+        self.failures += 1
+        return self.failures > _WHOLE_FAILURES
 
     def complete_lazy_tail(self, key, regex):
         """:meth:`complete` for a pattern ``head S*? literal`` (``regex.lazy_tail``): the
@@ -4249,7 +4264,7 @@ class ResponseStream(StreamMemo, WholePass):
         "table", "coerce", "pieces", "base", "end", "pos", "fresh", "fresh_start",
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
-        "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
+        "node", "whole", "marks", "marks_from", "failures", "missed", "current", "danger", "dirty",
         "initial_events", "formed", "strings", "resume_to", "resumed",
     )
 
@@ -4303,6 +4318,7 @@ class ResponseStream(StreamMemo, WholePass):
         self.marks = None  # parse_whole: literal -> where it occurs, absolute (find_whole)
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
+        self.missed = 0  # ... those of forms that read apart, in a row (see failed_form)
         self.formed = 0  # parse_whole: characters its successful stdlib matches went through
         self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
         # The yield extension (docs/extensions.md): the yielding region to go back to when

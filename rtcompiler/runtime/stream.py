@@ -89,7 +89,7 @@ class ResponseStream(StreamMemo, WholePass):
         "table", "coerce", "pieces", "base", "end", "pos", "fresh", "fresh_start",
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
-        "node", "whole", "marks", "marks_from", "failures", "current", "danger", "dirty",
+        "node", "whole", "marks", "marks_from", "failures", "missed", "current", "danger", "dirty",
         "initial_events", "formed", "strings", "resume_to", "resumed",
     )
 
@@ -143,6 +143,7 @@ class ResponseStream(StreamMemo, WholePass):
         self.marks = None  # parse_whole: literal -> where it occurs, absolute (find_whole)
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
+        self.missed = 0  # ... those of forms that read apart, in a row (see failed_form)
         self.formed = 0  # parse_whole: characters its successful stdlib matches went through
         self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
         # The yield extension (docs/extensions.md): the yielding region to go back to when

@@ -409,3 +409,37 @@ def test_the_pattern_past_the_start_drops_anchored_alternatives_only() -> None:
     # Without its anchored alternative the pattern would need a character where the
     # whole did not: a search's answer at the end of the text differs, so none.
     assert compile_regex(r"^|a").late is None
+
+
+def test_failed_matches_of_a_form_that_reads_apart_count_in_a_row() -> None:
+    # Qwen3-Coder's close "</function>\s*</tool_call>" reads apart (no loop reads "<"):
+    # its failed matches count only in a row. A value full of its near-misses goes to
+    # the scanner after 32 of them (it jumps over the literals faster than a try each);
+    # Llama 3's nested objects fail a few times a call, each success starting the count
+    # again (test_llama3_calls_take_no_python_step_in_a_whole_text_parse).
+    spec = {
+        "start_anchor": "<s>",
+        "fields": {
+            "tool_calls": {"open": "<tool_call>", "close_pattern": r"</function>\s*</tool_call>",
+                           "repeats": True},
+            "content": {"close": "<|im_end|>"},
+        },
+    }
+    module = load_parser(load_template(spec))
+    assert module.TABLE.by_name["tool_calls"].close.regex.form_runs
+    failed = module.ResponseStream.failed_form
+    tried = []
+    module.ResponseStream.failed_form = lambda self, regex: tried.append(1) or failed(self, regex)
+    try:
+        for misses in (5, 200):
+            tried.clear()
+            text = (
+                "<tool_call>" + "</function>\n</tool_cal x\n" * misses
+                + "</function></tool_call>ok"
+            )
+            stream = module.ResponseStream(module.TABLE, "")
+            message = stream.parse_whole(text)
+            assert message == ref_parse_response(text, spec, prefix="")
+            assert len(tried) == min(misses, 33), (misses, len(tried))
+    finally:
+        module.ResponseStream.failed_form = failed
