@@ -1097,9 +1097,8 @@ class CompiledRegex:
         if self.captures is not None and not partial and not self.form_whole:
             # (Over the text searched, not only the match: a lookahead at its end
             # reads past it.)
-            m = (self.captures_first if first and self.form_start else self.captures).match(
-                text, start, n
-            )
+            form = self.captures_first if first and self.captures_first else self.captures
+            m = form.match(text, start, n)
             if m is not None and m.end() == end:
                 found = m.groupdict()
                 groups = {}
@@ -5121,13 +5120,13 @@ class ResponseStream(StreamMemo, WholePass):
                         # ones only that none does), and no literal is left, the answer is
                         # the first of them, or else what pends at the end, after them.
                         begins = regex.beginning()
-                        known = begins or regex.loose_beginning()
+                        pends = begins or regex.loose_beginning()
                         first = None
-                        if known is not None:
+                        if pends is not None:
                             self.examined += n - t
-                            if known(held, t) is not None:
+                            if pends(held, t) is not None:
                                 first = t
-                        settled = known is not None and (begins is not None or first is None)
+                        settled = pends is not None and (begins is not None or first is None)
                         k = last = j
                         for tries in range(_SETTLED_LITERALS):
                             if tries == _NEXT_LITERALS and not settled:
@@ -5144,7 +5143,7 @@ class ResponseStream(StreamMemo, WholePass):
                                 return _form_match(regex, found, base)
                             if settled:
                                 self.examined += n - u
-                                if known(held, u) is not None:
+                                if pends(held, u) is not None:
                                     if begins is None:
                                         settled = False
                                     elif first is None:

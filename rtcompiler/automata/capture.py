@@ -128,9 +128,10 @@ def _beginning(node: ast.Node, loose: bool = False, tail: bool = True) -> str:
     A positive lookahead or ``$`` at the ``tail`` of the pattern (nothing follows it
     there: Llama 3's call close ``\s*\}(?=[ \t]*\n\s*[^\s,}\]])``) is exact too: a text
     ends inside what the lookahead reads and it does not hold yet (an attempt that
-    needs one more character there pends), or where ``$`` may hold later. ``loose``: more texts, not fewer,
-    where assertions and lookaheads stand elsewhere: each is read as nothing (its
-    condition left out), or a lookahead as where the text ends, inside what it reads.
+    needs one more character there pends), or where ``$`` may hold later. ``loose``:
+    more texts, not fewer, where assertions and lookaheads stand elsewhere: each is
+    read as nothing (its condition left out), or a lookahead as where the text ends,
+    inside what it reads.
     A text a loose source does not match does not pend; one it matches may not (see
     ResponseStream.answer)."""
     if isinstance(node, ast.Assertion) and (

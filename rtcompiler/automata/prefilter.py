@@ -109,7 +109,7 @@ def _is_bare(node: ast.Node) -> bool:
 
 
 def _lead_is_loop(root: ast.Node, lead_set: CharSet) -> bool:
-    """Whether the pattern is ``C*`` then a literal at once (in every branch), or an
+    r"""Whether the pattern is ``C*`` then a literal at once (in every branch), or an
     alternation of such patterns with one ``C`` (Llama 3's call close
     ``\s*\}\s*(?:…)|\s*\}(?=…)``).
 
@@ -149,7 +149,7 @@ def _branches(node: ast.Node):
 
 
 def _flat(node: ast.Node) -> tuple:
-    """The items of ``node`` in sequence, a sequence inside one read as its items
+    r"""The items of ``node`` in sequence, a sequence inside one read as its items
     (``(?:;\s*)\{``, which the parser keeps as a sequence in a sequence)."""
     if not isinstance(node, ast.Concat):
         return (node,)

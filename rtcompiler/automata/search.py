@@ -143,26 +143,27 @@ def _without_start(node: ast.Node) -> ast.Node | None:
     if isinstance(node, ast.Assertion):
         return None if node.kind == ast.START else node
     if isinstance(node, ast.Concat):
-        items = [_without_start(item) for item in node.items]
-        return None if any(item is None for item in items) else ast.Concat(tuple(items))
+        parts: list[ast.Node] = []
+        for item in node.items:
+            part = _without_start(item)
+            if part is None:
+                return None
+            parts.append(part)
+        return ast.Concat(tuple(parts))
     if isinstance(node, ast.Alternation):
         kept = [alt for alt in map(_without_start, node.alternatives) if alt is not None]
         if not kept:
             return None
         return kept[0] if len(kept) == 1 else ast.Alternation(tuple(kept))
-    if isinstance(node, ast.Group):
-        item = _without_start(node.item)
-        return None if item is None else dataclasses.replace(node, item=item)
-    if isinstance(node, ast.Repeat):
-        item = _without_start(node.item)
-        if item is None:
-            return None if node.min else ast.Empty()
-        return dataclasses.replace(node, item=item)
-    if isinstance(node, ast.Lookahead):
-        item = _without_start(node.item)
-        if item is None:
-            return ast.Empty() if node.negative else None
-        return dataclasses.replace(node, item=item)
+    if isinstance(node, (ast.Group, ast.Repeat, ast.Lookahead)):
+        inner = _without_start(node.item)
+        if inner is not None:
+            return dataclasses.replace(node, item=inner)
+        if isinstance(node, ast.Repeat) and not node.min:
+            return ast.Empty()  # (taken no times)
+        if isinstance(node, ast.Lookahead) and node.negative:
+            return ast.Empty()  # (what it looks for never matches: it always holds)
+        return None
     return node
 
 

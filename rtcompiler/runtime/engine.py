@@ -1074,9 +1074,8 @@ class CompiledRegex:
         if self.captures is not None and not partial and not self.form_whole:
             # (Over the text searched, not only the match: a lookahead at its end
             # reads past it.)
-            m = (self.captures_first if first and self.form_start else self.captures).match(
-                text, start, n
-            )
+            form = self.captures_first if first and self.captures_first else self.captures
+            m = form.match(text, start, n)
             if m is not None and m.end() == end:
                 found = m.groupdict()
                 groups = {}

@@ -130,7 +130,7 @@ def test_every_attribute_of_a_stream_is_kept_or_known_to_need_no_keeping():
     kept = set(module.ResponseStream._KEPT) | set(module.ResponseStream._COPIED)
     # Each stream's own, or None / False whenever a tail's state is kept.
     own = {"table", "coerce", "output", "scanners", "initial_events"}
-    unset = {"held_by", "known", "node", "whole", "marks", "finalized", "failures", "formed",
-             "strings", "resume_to", "resumed"}
+    unset = {"held_by", "known", "node", "whole", "marks", "finalized", "failures", "missed",
+             "formed", "strings", "resume_to", "resumed"}
     assert set(module.ResponseStream.__slots__) == kept | own | unset
     assert all(not getattr(stream, name) for name in unset)

@@ -302,7 +302,7 @@ def test_anchored_and_whole_text_forms_find_the_references_match(data, case) -> 
 
     def streamed():
         parser = module.ResponseParser("")
-        for a, b in zip([0, *cuts], [*cuts, len(text)]):
+        for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True):
             parser.feed(text[a:b])
         return parser.finalize()[0]
 
@@ -353,7 +353,7 @@ def test_llama3_streams_give_the_references_message(data) -> None:
 
     def streamed():
         parser = module.ResponseParser("")
-        for a, b in zip([0, *cuts], [*cuts, len(text)]):
+        for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True):
             parser.feed(text[a:b])
         return parser.finalize()[0]
 
