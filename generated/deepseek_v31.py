@@ -4207,8 +4207,8 @@ _SHORT_HELD = 16
 _BODY_RUN = 64  # region pieces joined together (see ResponseStream.tail)
 _PEND_STOPS_SCAN = True  # see scan (tests switch it off for a baseline)
 _NEXT_LITERALS = 4  # literals answer tries after the first, where a simple pattern fails
-# ... where a pattern with a lead loop fails at literals none of whose attempts can pend:
-# each try reads a bounded stretch (Llama 3's arguments hold many a "}" of their own).
+# ... where it is known which of them pend and each try reads a bounded stretch (see
+# answer; Llama 3's arguments hold many a "}" of their own).
 _SETTLED_LITERALS = 16
 
 
@@ -5107,76 +5107,59 @@ class ResponseStream(StreamMemo, WholePass):
                     self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
                         return _form_match(regex, found, base)
-                    if not eos and pre.lead_class is None and regex.beginnings is not None:
-                        # With no lead, matches begin where literals do. Where the rest
-                        # of the text does not even begin a match, none begins here: the
-                        # next literal is tried (Qwen3-Coder's "</function>" before
-                        # "</tool_call>" fails the close's second branch), a few times.
-                        begins = regex.beginning()
-                        for _ in range(_NEXT_LITERALS):
-                            self.examined += n - t
-                            if begins(held, t) is not None:
-                                break  # it may match from here yet: see below
-                            k = pre.find(held, j + 1, n)
-                            self.examined += (n if k < 0 else k) - j
-                            if k < 0:
-                                break
-                            j = t = k
-                            found = regex.form_at(t + base, eos).match(held, t)
-                            if found is not None:
-                                self.examined += found.end() - t
-                                return _form_match(regex, found, base)
-                    elif pre.lead_loop:
-                        # With a lead loop, no match begins in the run before j either (a
-                        # later start reads the same literal and rest). A match may pend
-                        # here, but a complete one further on is the answer even so
-                        # (search rule 1): the next literals are tried (the nested
-                        # objects of Llama 3's arguments end in "}" too). Where it is
-                        # known which of the attempts pend (the beginnings say so; loose
-                        # ones only that none does), and no literal is left, the answer is
-                        # the first of them, or else what pends at the end, after them.
-                        begins = regex.beginning()
-                        pends = begins or regex.loose_beginning()
-                        first = None
-                        if pends is not None:
-                            self.examined += n - t
-                            if pends(held, t) is not None:
-                                first = t
-                        settled = pends is not None and (begins is not None or first is None)
-                        k = last = j
-                        for tries in range(_SETTLED_LITERALS):
-                            if tries == _NEXT_LITERALS and not settled:
-                                break
-                            k = pre.find(held, k + 1, n)
-                            self.examined += (n if k < 0 else k) - last
-                            if k < 0:
-                                break
-                            last = k
-                            u = pre.lead_start(held, lo, k)
-                            found = regex.form_at(u + base, eos).match(held, u)
-                            if found is not None:
-                                self.examined += found.end() - u
-                                return _form_match(regex, found, base)
-                            if settled:
-                                self.examined += n - u
-                                if pends(held, u) is not None:
-                                    if begins is None:
-                                        settled = False
-                                    elif first is None:
-                                        first = u
-                        if settled and k < 0 and (
-                            first is None or n - first <= _FORM_HELD
-                            and len(self.fresh) >= _QUICK_HELD
-                        ):
-                            # (A header that pends after a short piece goes on to its
-                            # scanner, which steps each later piece alone; see below.)
-                            if eos:
-                                return None
-                            if first is not None:
-                                return Match(first + base, self.end, True)
-                            p = pre.pending(held, last + 1)
-                            self.examined += n - last
-                            return Match(p + base, self.end, True) if p < n else None
+                    # No match begins in the run of lead characters before j either (a
+                    # later start there reads the same literal and rest). One may pend
+                    # at t, but a complete match further on is the answer even so
+                    # (search rule 1): the next literals are tried (Qwen3-Coder's close
+                    # "</tool_call>\s*|</function>\s*<\|im_end\|>" fails at "</function>"
+                    # and matches at the "</tool_call>" after it; the nested objects of
+                    # Llama 3's arguments end in "}" too). Where it is known which
+                    # attempts pend (the search of the beginnings says so; its loose
+                    # form only that none does), and no literal is left, the answer is
+                    # the first that pends, or else what pends at the end, after them.
+                    # Each try reads a bounded stretch where no loop of the form reads
+                    # a literal's beginning (form_runs): then up to _SETTLED_LITERALS.
+                    begins = regex.beginning()
+                    pends = None if eos else begins or regex.loose_beginning()
+                    first = None
+                    if pends is not None:
+                        self.examined += n - t
+                        if pends(held, t) is not None:
+                            first = t
+                    settled = eos or pends is not None and (begins is not None or first is None)
+                    k = last = j
+                    for tries in range(_SETTLED_LITERALS if regex.form_runs else _NEXT_LITERALS):
+                        if tries == _NEXT_LITERALS and not settled:
+                            break
+                        k = pre.find(held, k + 1, n)
+                        self.examined += (n if k < 0 else k) - last
+                        if k < 0:
+                            break
+                        last = k
+                        u = pre.lead_start(held, lo, k)
+                        found = regex.form_at(u + base, eos).match(held, u)
+                        if found is not None:
+                            self.examined += found.end() - u
+                            return _form_match(regex, found, base)
+                        if settled and pends is not None:
+                            self.examined += n - u
+                            if pends(held, u) is not None:
+                                if begins is None:
+                                    settled = False
+                                elif first is None:
+                                    first = u
+                    if settled and k < 0 and (
+                        first is None or n - first <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
+                    ):
+                        # (A header that pends after a short piece goes on to its scanner,
+                        # which steps each later piece alone; see below.)
+                        if eos:
+                            return None
+                        if first is not None:
+                            return Match(first + base, self.end, True)
+                        p = pre.pending(held, last + 1)
+                        self.examined += n - last
+                        return Match(p + base, self.end, True) if p < n else None
                     if short and not eos and key is None:
                         key = self.answer_key(regex)
                         known = regex.partials.get(key)

@@ -443,3 +443,45 @@ def test_failed_matches_of_a_form_that_reads_apart_count_in_a_row() -> None:
             assert len(tried) == min(misses, 33), (misses, len(tried))
     finally:
         module.ResponseStream.failed_form = failed
+
+
+def test_a_header_cut_with_a_literal_after_it_pends_without_a_scanner() -> None:
+    # Kimi K2's call header "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|"
+    # cut by the end of a long feed holds two literals of the open, each attempt a beginning
+    # of a match: the first pends (the search of the beginnings says so), with no scanner.
+    from rtcompiler.grammars import grammar
+
+    spec = grammar("kimi_k2:strict").spec
+    module = load_parser(load_template(spec))
+    made = []
+    scanner = module.ResponseStream.scanner
+
+    def counted(self, key, delimiter):
+        before = self.scanners.get(key)
+        found = scanner(self, key, delimiter)
+        if found is not None and found is not before:
+            made.append(key)
+        return found
+
+    call = (
+        "<|tool_call_begin|>functions.get_weather:{i}<|tool_call_argument_begin|>"
+        '{{"city": "Paris"}}<|tool_call_end|>'
+    )
+    text = (
+        "Let me check the weather in a few places for you, one after the other. " * 3
+        + "<|tool_calls_section_begin|>" + "".join(call.format(i=i) for i in range(4))
+        + "<|tool_calls_section_end|>Done.<|im_end|>"
+    )
+    want = ref_parse_response(text, spec, prefix="")
+    module.ResponseStream.scanner = counted
+    try:
+        for offset in range(0, 256, 7):
+            made.clear()
+            parser = module.ResponseParser("")
+            parser.feed(text[:offset])
+            for i in range(offset, len(text), 256):
+                parser.feed(text[i : i + 256])
+            assert parser.finalize()[0] == want
+            assert made == [], (offset, made)
+    finally:
+        module.ResponseStream.scanner = scanner
