@@ -3614,7 +3614,11 @@ class WholePass:
                     if reads < 0:
                         done = False
                         break
-                    matched = form.form_at(at + base).match(held, at)
+                    # (form_at, written out: a call less a landmark)
+                    matched = (
+                        form.captures if at + base or form.captures_first is None
+                        else form.captures_first
+                    ).match(held, at)
                     if matched is None:
                         if self.failed_form(form):
                             done = False
@@ -3695,8 +3699,8 @@ class WholePass:
         # Candidates as tuples: (start, end, kind, region, regex, stdlib match).
         best = None
         for k, (kind, region, delimiter, _) in enumerate(entries):
-            if longer is not None and longer[k] is not None and not any(
-                held.startswith(literal, at) for literal in longer[k]
+            if longer is not None and longer[k] is not None and not held.startswith(
+                longer[k], at
             ):
                 continue  # none of its literals here: no match of it begins here
             if delimiter.fixed is not None:
@@ -3707,7 +3711,10 @@ class WholePass:
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
                 if self.formed > _WHOLE_READS * self.end:
                     return False
-                matched = regex.form_at(t + base).match(held, t)
+                matched = (
+                    regex.captures if t + base or regex.captures_first is None
+                    else regex.captures_first
+                ).match(held, t)
                 if matched is None:
                     if t != at:
                         return False  # a later start may match: its scanner decides
