@@ -523,6 +523,12 @@ class CompiledRegex:
         self.captures_first = (
             _re.compile(captures["start"], _re.DOTALL) if self.form_start else None
         )
+        # For a pattern that is ^ then the rest: whether a text from the start of the
+        # output begins a match (its ``match``), or None.
+        first = None if captures is None else captures.get("first_prefix")
+        self.first_beginning = (
+            None if first is None else _re.compile(f"(?:{first})\\Z", _re.DOTALL).match
+        )
         # Whether the form is right over a whole text only ($, \Z, or a lookahead with
         # loops, which a streamed text may end inside): a stream's answers use it at
         # the end of the output alone, the whole-text pass always.
@@ -4861,9 +4867,7 @@ class ResponseStream(StreamMemo, WholePass):
                 return None
             if regex.late is not None:
                 regex = regex.late  # (its scanner, if any, is still the pattern's own)
-        elif regex.late is not None and regex.form_start and (
-            eos or regex.captures_stream is not None
-        ):
+        elif regex.form_start and (eos or regex.captures_stream is not None):
             # At the start, the text held begins the output: the form with \A tried there,
             # where the leftmost match would begin (Llama 3's first call, "{" first).
             held, base = self.held()
@@ -4871,6 +4875,19 @@ class ResponseStream(StreamMemo, WholePass):
             if found is not None:
                 self.examined += found.end()
                 return _form_match(regex, found, base)
+            if (
+                regex.nfa.anchored and regex.first_beginning is not None
+                and self.end <= _FORM_HELD
+            ):
+                # Every attempt begins here (DeepSeek's "^<think>"): it pends exactly
+                # when the text begins a match, with no scanner. (Over short text only:
+                # a long run pending under "^\s*" is stepped once, by the scanner.)
+                if eos:
+                    return None
+                self.examined += self.end - self.pos
+                if regex.first_beginning(held, 0) is None:
+                    return None
+                return Match(base, self.end, True)
         pre = regex.prefilter
         key = None
         span = self.end - self.pos

@@ -99,6 +99,19 @@ def capture_pattern(pattern: ast.Pattern, literals: list[str] | None = None) -> 
         form["ahead"] = True  # it may end where a lookahead looks on, consuming nothing there
     if first is not None:
         form["start"] = first
+        root = pattern.root
+        if (
+            isinstance(root, ast.Concat) and root.items
+            and root.items[0] == ast.Assertion(ast.START)
+        ):
+            # ^ first (DeepSeek's "^<think>"): at the start of the output, where every
+            # attempt begins, the beginnings of what follows it say whether one pends.
+            try:
+                rest = _beginning(ast.Concat(root.items[1:]))
+                re.compile(rest, re.DOTALL)
+                form["first_prefix"] = rest
+            except (_Unsupported, re.error, RecursionError):
+                pass
     if stream is not None:
         form["stream"] = stream
     if emitter.whole:

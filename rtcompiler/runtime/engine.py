@@ -500,6 +500,12 @@ class CompiledRegex:
         self.captures_first = (
             _re.compile(captures["start"], _re.DOTALL) if self.form_start else None
         )
+        # For a pattern that is ^ then the rest: whether a text from the start of the
+        # output begins a match (its ``match``), or None.
+        first = None if captures is None else captures.get("first_prefix")
+        self.first_beginning = (
+            None if first is None else _re.compile(f"(?:{first})\\Z", _re.DOTALL).match
+        )
         # Whether the form is right over a whole text only ($, \Z, or a lookahead with
         # loops, which a streamed text may end inside): a stream's answers use it at
         # the end of the output alone, the whole-text pass always.

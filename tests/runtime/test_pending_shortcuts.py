@@ -496,3 +496,33 @@ def test_a_delimiter_anchored_at_the_start_is_not_searched_for_after_it():
     finally:
         module.ResponseStream.scanner = scanner
     assert not [pos for key, pos in asked if key == ("open", "reasoning_content") and pos > 0]
+
+
+def test_a_delimiter_anchored_at_the_start_makes_no_scanner_there_either():
+    """At the start, "^<think>" is answered by its stdlib form with \\A and the search of
+    what follows ^ (whether the text begins a match): no scanner, at any cut, and the
+    reference's message."""
+    from transformers.utils.chat_parsing import parse_response as reference_parse
+
+    spec = {
+        "reasoning_content": {"open_pattern": "^<think>", "close": "</think>", "content": "text"},
+        "content": {"close": "<|end|>", "content": "text"},
+    }
+    module = _module(spec, shortcuts=True)
+    template = {"version": 1, "start_anchor": "<|start|>", "fields": spec}
+    made = []
+    scanner = module.ResponseStream.scanner
+    module.ResponseStream.scanner = (
+        lambda self, key, delimiter: made.append(key) or scanner(self, key, delimiter)
+    )
+    try:
+        for text in ("<think>a</think>b", "<thinking", "hi <think>x", "<", ""):
+            want = reference_parse(text, template, prefix="<|start|>")
+            for k in (1, 2, 5, 64):
+                parser = module.ResponseParser("<|start|>")
+                for i in range(0, len(text), k):
+                    parser.feed(text[i : i + k])
+                assert parser.finalize()[0] == want, (text, k)
+    finally:
+        module.ResponseStream.scanner = scanner
+    assert made == []
