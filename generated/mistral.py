@@ -544,6 +544,12 @@ class CompiledRegex:
         # Whether no loop of the form reads a character a literal of the prefilter begins
         # with: its attempts at literals may fail any number of times in linear time.
         self.form_runs = captures is not None and bool(captures.get("runs"))
+        # Whether the stream form differs from the form by a $ or \Z (not only by a
+        # lookahead with loops): its matches are checked against the form's (see
+        # ResponseStream.answer).
+        self.form_dollar = self.form_whole and captures.get("stream") not in (
+            None, captures["source"]
+        )
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
@@ -4209,6 +4215,18 @@ _NEXT_LITERALS = 4  # literals answer tries after the first, where a simple patt
 _SETTLED_LITERALS = 16
 
 
+def _stands(regex, found, held, t):
+    r"""Whether ``found``, a match at ``t`` of the stream form of ``regex`` (``$`` never
+    holds), is the streamed answer: the form where ``$`` holds at the end of the text so
+    far takes the same path. Otherwise a path through ``$`` comes first, which holds if
+    the output ends there (Llama 3's ``\}\s*(?:…|$)`` before ``\}(?=\n)``)."""
+    other = regex.captures.match(held, t)
+    return (
+        other is not None and other.span() == found.span()
+        and other.groupdict() == found.groupdict()
+    )
+
+
 class ResponseStream(StreamMemo, WholePass):
     """Streaming parse of one generation (the state behind ``ResponseParser``)."""
 
@@ -5114,82 +5132,94 @@ class ResponseStream(StreamMemo, WholePass):
                     found = regex.form_at(t + base, eos).match(held, t)
                     self.examined += (j - s) + (j - t) + (0 if found is None else found.end() - j)
                     if found is not None:
-                        return _form_match(regex, found, base)
-                    # No match begins in the run of lead characters before j either (a
-                    # later start there reads the same literal and rest). One may pend
-                    # at t, but a complete match further on is the answer even so
-                    # (search rule 1): the next literals are tried (Qwen3-Coder's close
-                    # "</tool_call>\s*|</function>\s*<\|im_end\|>" fails at "</function>"
-                    # and matches at the "</tool_call>" after it; the nested objects of
-                    # Llama 3's arguments end in "}" too). Where it is known which
-                    # attempts pend (the search of the beginnings says so; its loose
-                    # form only that none does), and no literal is left, the answer is
-                    # the first that pends, or else what pends at the end, after them.
-                    # Each try reads a bounded stretch where no loop of the form reads
-                    # a literal's beginning (form_runs): then up to _SETTLED_LITERALS.
-                    begins = regex.beginning()
-                    pends = None if eos else begins or regex.loose_beginning()
-                    first = None
-                    if pends is not None:
-                        self.examined += n - t
-                        if pends(held, t) is not None:
-                            first = t
-                    settled = eos or pends is not None and (begins is not None or first is None)
-                    k = last = j
-                    for tries in range(_SETTLED_LITERALS if regex.form_runs else _NEXT_LITERALS):
-                        if tries == _NEXT_LITERALS and not settled:
-                            break
-                        k = pre.find(held, k + 1, n)
-                        self.examined += (n if k < 0 else k) - last
-                        if k < 0:
-                            break
-                        last = k
-                        u = pre.lead_start(held, lo, k)
-                        found = regex.form_at(u + base, eos).match(held, u)
-                        if found is not None:
-                            self.examined += found.end() - u
+                        if eos or not regex.form_dollar or _stands(regex, found, held, t):
                             return _form_match(regex, found, base)
-                        if settled and pends is not None:
-                            self.examined += n - u
-                            if pends(held, u) is not None:
-                                if begins is None:
-                                    settled = False
-                                elif first is None:
-                                    first = u
-                    if settled and k < 0 and (
-                        first is None or n - first <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                    ):
-                        # (A header that pends after a short piece goes on to its scanner,
-                        # which steps each later piece alone; see below.)
-                        if eos:
-                            return None
-                        if first is not None:
-                            return Match(first + base, self.end, True)
-                        p = pre.pending(held, last + 1)
-                        self.examined += n - last
-                        return Match(p + base, self.end, True) if p < n else None
-                    if short and not eos and key is None:
-                        key = self.answer_key(regex)
-                        known = regex.partials.get(key)
-                        if known is not None:
-                            return None if known < 0 else Match(self.pos + known, self.end, True)
-                    if (
-                        not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
-                        and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
-                    ):
-                        # No match from t, the leftmost start an attempt can have
-                        # (above); none can begin after it without a literal of its own.
-                        # So the search pends at t exactly when the rest of the text
-                        # begins a match (a header cut by the end of a long piece): the
-                        # stdlib search of the beginnings says so, where a scanner
-                        # would step the header in Python. If it does not, the scanner
-                        # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
-                        # which steps each new piece alone.)
-                        self.examined += (n - j) + (n - t)
-                        if regex.beginning()(held, t) is not None:
-                            if key is not None:
-                                self.remember_answer(regex, key, t + base - self.pos)
-                            return Match(t + base, self.end, True)
+                        # (Else a path through $ comes first, which may hold where the
+                        # output ends: the scanner decides.)
+                    else:
+                        # No match begins in the run of lead characters before j either (a
+                        # later start there reads the same literal and rest). One may pend
+                        # at t, but a complete match further on is the answer even so
+                        # (search rule 1): the next literals are tried (Qwen3-Coder's close
+                        # "</tool_call>\s*|</function>\s*<\|im_end\|>" fails at "</function>"
+                        # and matches at the "</tool_call>" after it; the nested objects of
+                        # Llama 3's arguments end in "}" too). Where it is known which
+                        # attempts pend (the search of the beginnings says so; its loose
+                        # form only that none does), and no literal is left, the answer is
+                        # the first that pends, or else what pends at the end, after them.
+                        # Each try reads a bounded stretch where no loop of the form reads
+                        # a literal's beginning (form_runs): then up to _SETTLED_LITERALS.
+                        begins = regex.beginning()
+                        pends = None if eos else begins or regex.loose_beginning()
+                        first = None
+                        if pends is not None:
+                            self.examined += n - t
+                            if pends(held, t) is not None:
+                                first = t
+                        settled = eos or pends is not None and (begins is not None or first is None)
+                        k = last = j
+                        limit = _SETTLED_LITERALS if regex.form_runs else _NEXT_LITERALS
+                        for tries in range(limit):
+                            if tries == _NEXT_LITERALS and not settled:
+                                break
+                            k = pre.find(held, k + 1, n)
+                            self.examined += (n if k < 0 else k) - last
+                            if k < 0:
+                                break
+                            last = k
+                            u = pre.lead_start(held, lo, k)
+                            found = regex.form_at(u + base, eos).match(held, u)
+                            if found is not None:
+                                self.examined += found.end() - u
+                                if eos or not regex.form_dollar or _stands(regex, found, held, u):
+                                    return _form_match(regex, found, base)
+                                settled = False  # (see above: the scanner decides)
+                                break
+                            if settled and pends is not None:
+                                self.examined += n - u
+                                if pends(held, u) is not None:
+                                    if begins is None:
+                                        settled = False
+                                    elif first is None:
+                                        first = u
+                        if settled and k < 0 and (
+                            first is None
+                            or n - first <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
+                        ):
+                            # (A header that pends after a short piece goes on to its scanner,
+                            # which steps each later piece alone; see below.)
+                            if eos:
+                                return None
+                            if first is not None:
+                                return Match(first + base, self.end, True)
+                            p = pre.pending(held, last + 1)
+                            self.examined += n - last
+                            return Match(p + base, self.end, True) if p < n else None
+                        if short and not eos and key is None:
+                            key = self.answer_key(regex)
+                            known = regex.partials.get(key)
+                            if known is not None:
+                                return (
+                                    None if known < 0
+                                    else Match(self.pos + known, self.end, True)
+                                )
+                        if (
+                            not eos and n - t <= _FORM_HELD and len(self.fresh) >= _QUICK_HELD
+                            and regex.beginnings is not None and pre.find(held, j + 1, n) < 0
+                        ):
+                            # No match from t, the leftmost start an attempt can have
+                            # (above); none can begin after it without a literal of its own.
+                            # So the search pends at t exactly when the rest of the text
+                            # begins a match (a header cut by the end of a long piece): the
+                            # stdlib search of the beginnings says so, where a scanner
+                            # would step the header in Python. If it does not, the scanner
+                            # looks on. (Pieces shorter than _QUICK_HELD keep the scanner,
+                            # which steps each new piece alone.)
+                            self.examined += (n - j) + (n - t)
+                            if regex.beginning()(held, t) is not None:
+                                if key is not None:
+                                    self.remember_answer(regex, key, t + base - self.pos)
+                                return Match(t + base, self.end, True)
         scanner = self.scanner(watcher, delimiter)
         if scanner is None or (scanner.best is None and scanner.quiet()):
             m = None  # no match, and nothing pending before the end

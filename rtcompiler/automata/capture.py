@@ -141,15 +141,16 @@ def _beginning(node: ast.Node, loose: bool = False, tail: bool = True) -> str:
     A positive lookahead or ``$`` at the ``tail`` of the pattern (nothing follows it
     there: Llama 3's call close ``\s*\}(?=[ \t]*\n\s*[^\s,}\]])``) is exact too: a text
     ends inside what the lookahead reads and it does not hold yet (an attempt that
-    needs one more character there pends), or where ``$`` may hold later. ``loose``:
+    needs one more character there pends), or where ``$`` may hold later (at the end,
+    or before a final newline). ``loose``:
     more texts, not fewer, where assertions and lookaheads stand elsewhere: each is
     read as nothing (its condition left out), or a lookahead as where the text ends,
     inside what it reads.
     A text a loose source does not match does not pend; one it matches may not (see
     ResponseStream.answer)."""
-    if isinstance(node, ast.Assertion) and (
-        loose or tail and node.kind in (ast.END, ast.DOLLAR)
-    ):
+    if isinstance(node, ast.Assertion) and node.kind == ast.DOLLAR and (loose or tail):
+        return "\n?"  # $ holds where the text ends, or before its final newline
+    if isinstance(node, ast.Assertion) and (loose or tail and node.kind == ast.END):
         return ""
     if isinstance(node, ast.Lookahead) and not node.negative and (loose or tail):
         inside = _beginning(node.item, loose, False)

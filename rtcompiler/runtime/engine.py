@@ -521,6 +521,12 @@ class CompiledRegex:
         # Whether no loop of the form reads a character a literal of the prefilter begins
         # with: its attempts at literals may fail any number of times in linear time.
         self.form_runs = captures is not None and bool(captures.get("runs"))
+        # Whether the stream form differs from the form by a $ or \Z (not only by a
+        # lookahead with loops): its matches are checked against the form's (see
+        # ResponseStream.answer).
+        self.form_dollar = self.form_whole and captures.get("stream") not in (
+            None, captures["source"]
+        )
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,

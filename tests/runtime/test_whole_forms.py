@@ -485,3 +485,29 @@ def test_a_header_cut_with_a_literal_after_it_pends_without_a_scanner() -> None:
             assert made == [], (offset, made)
     finally:
         module.ResponseStream.scanner = scanner
+
+
+def test_a_path_through_dollar_is_left_to_the_scanner_in_a_stream() -> None:
+    # The stream form writes $ as never holding. Where a path through $ comes first and
+    # may hold when the output ends ("}\n \n" before "\}(?=\n)"; "}" before a final
+    # newline), a match of the stream form is not the answer: streamed in any pieces,
+    # the reference's message (a differential fuzz found these).
+    cases = [
+        (r"\{", r"\}$", ':,\\a:{"n":"bb", }\n'),
+        (r"<t>", r"\}\s*(?:<e>|\Z)|\}(?=\n)", ":<t>\\}\n \n"),
+        (r"\{", r"\}$", "a{b}\n"),
+    ]
+    for open_pattern, close_pattern, text in cases:
+        spec = {
+            "start_anchor": "<s>",
+            "fields": {"t": {"open_pattern": open_pattern, "close_pattern": close_pattern,
+                             "repeats": True}, "content": {"repeats": True}},
+        }
+        module = load_parser(load_template(spec))
+        want = ref_parse_response(text, spec, prefix="")
+        assert module.parse_response(text, prefix="") == want
+        for k in range(1, len(text) + 1):
+            parser = module.ResponseParser("")
+            for i in range(0, len(text), k):
+                parser.feed(text[i : i + k])
+            assert parser.finalize()[0] == want, (text, k)
