@@ -464,6 +464,12 @@ class Match:
         return f"Match(span={self.span()}, partial={self.partial}, groups={self.groupdict()})"
 
 
+def _beginning_search(source):
+    """The ``match`` of ``(?:source)\\Z``: whether a text from a start to the end begins a
+    match, for ``source`` a pattern's beginnings (automata/capture.py)."""
+    return _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
+
+
 class CompiledRegex:
     """A compiled delimiter pattern: its program (NFA), character classes and DFA.
 
@@ -485,12 +491,10 @@ class CompiledRegex:
         # The beginnings of its matches (see automata/capture.py), compiled when first
         # asked for (see beginning).
         self.beginnings = None if captures is None else captures.get("prefix")
-        # A search that every text beginning a match matches, and maybe more (its
-        # assertions and lookaheads read loosely, see automata/capture.py): a text it
-        # does not match does not pend (see loose_beginning).
-        self.loose_beginnings = None if captures is None else (
-            captures.get("prefix") or captures.get("loose")
-        )
+        # Where there is no such search: one that every text beginning a match matches,
+        # and maybe more (its assertions and lookaheads read loosely, see
+        # automata/capture.py): a text it does not match does not pend.
+        self.loose_beginnings = None if captures is None else captures.get("loose")
         if captures is not None:
             self.captures = _re.compile(captures["source"], _re.DOTALL)
             self.capture_names = captures["names"]
@@ -527,7 +531,7 @@ class CompiledRegex:
         # output begins a match (its ``match``), or None.
         first = None if captures is None else captures.get("first_prefix")
         self.first_beginning = (
-            None if first is None else _re.compile(f"(?:{first})\\Z", _re.DOTALL).match
+            None if first is None else _beginning_search(first)
         )
         # Whether the form is right over a whole text only ($, \Z, or a lookahead with
         # loops, which a streamed text may end inside): a stream's answers use it at
@@ -630,16 +634,16 @@ class CompiledRegex:
         source = self.beginnings
         if source is None or type(source) is not str:
             return source
-        self.beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
+        self.beginnings = _beginning_search(source)
         return self.beginnings
 
     def loose_beginning(self):
-        """:meth:`beginning`, or where there is none, its loose form (a text it does not
-        match does not pend; one it matches may not): compiled when first asked for."""
+        """Where :meth:`beginning` is None, its loose form (a text it does not match does
+        not pend; one it matches may not), compiled when first asked for; or None."""
         source = self.loose_beginnings
         if source is None or type(source) is not str:
             return source
-        self.loose_beginnings = _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
+        self.loose_beginnings = _beginning_search(source)
         return self.loose_beginnings
 
     def stdlib_searchable(self, text: str) -> bool:
