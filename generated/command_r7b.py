@@ -2889,6 +2889,7 @@ class RegionTable:
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
         "anchor_literals", "required", "watches", "landmarks", "landmark_of", "walks", "modes",
+        "stream_walks",
         "prompt_states",
         "context_free",
         "transitions", "states", "string_modes", "yielding", "cut_opens",
@@ -3030,6 +3031,12 @@ class RegionTable:
         for mode in list(self.walks):
             if type(mode) is tuple:
                 self.walks.pop(mode)
+        # The same per mode, for a stream's walk (see ResponseStream.walk_step), where no
+        # commit yields.
+        self.stream_walks = {
+            mode: {landmark: _stream_spot(spot) for landmark, spot in spots.items()}
+            for mode, spots in self.walks.items() if mode not in self.yielding
+        }
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
         # Per mode, whether no watched delimiter reads the character before where
@@ -3264,6 +3271,33 @@ def _walk_spot(landmark, found):
         return entries, _single(entries), None
     longer = [None if landmark in literals else tuple(literals) for _, literals in found]
     return entries, None, longer
+
+
+def _stream_spot(spot):
+    """A walk spot (see ``_walk_spot``) as a stream's walk reads it: per watch entry,
+    ``(kind, region, regex, lead, form, literals, longest)``: ``regex`` None for a
+    literal delimiter (the landmark is its match), else its lead characters' ``match``
+    (or None), its stream form, and the literals one of which must stand at the
+    landmark for it to match there, and the longest of them (or None, 0). None when an
+    entry has no stream form that a match found stands by (see ResponseStream.answer):
+    the stream's watchers are asked there."""
+    entries, _, longer = spot
+    plan = []
+    for k, (kind, region, delimiter, _) in enumerate(entries):
+        literals = None if longer is None else longer[k]
+        longest = 0 if literals is None else max(map(len, literals))
+        if delimiter.fixed is not None:
+            plan.append((kind, region, None, None, None, literals, longest))
+            continue
+        regex = delimiter.regex
+        if regex.form_dollar or regex.captures_stream is None:
+            return None
+        lead = regex.prefilter._lead_class
+        plan.append((
+            kind, region, regex, None if lead is None else lead.match, regex.captures_stream,
+            literals, longest,
+        ))
+    return tuple(plan)
 
 
 def truncate_at_last_anchor(anchor, prefix, literals=None):
@@ -4254,6 +4288,9 @@ _NEXT_LITERALS = 4  # literals answer tries after the first, where a simple patt
 # ... where it is known which of them pend and each try reads a bounded stretch (see
 # answer; Llama 3's arguments hold many a "}" of their own).
 _SETTLED_LITERALS = 16
+# Unsent text longer than this is walked from landmark to landmark (see walk_step)
+# before the watchers are asked one by one.
+_WALK_HELD = 32
 
 
 def _stands(regex, found, held, t):
@@ -4332,7 +4369,9 @@ class ResponseStream(StreamMemo, WholePass):
         self.marks_from = 0
         self.failures = 0  # parse_whole: stdlib matches tried that failed (see complete)
         self.missed = 0  # ... those of forms that read apart, in a row (see failed_form)
-        self.formed = 0  # parse_whole: characters its successful stdlib matches went through
+        # Characters the stdlib matches of parse_whole (successful ones), or of a stream's
+        # walk (see walk_step), went through.
+        self.formed = 0
         self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
         # The yield extension (docs/extensions.md): the yielding region to go back to when
         # the open region closes, and whether the open region is such a region's next piece.
@@ -4719,13 +4758,25 @@ class ResponseStream(StreamMemo, WholePass):
                 given = len(events)
                 best, hold_start = self.scan_outside_strings(eos, events)
             else:
-                best, hold_start = self.scan(
-                    self.table.watches[
-                        self.current if self.resume_to is None
-                        else (self.current, self.resume_to)
-                    ],
-                    eos,
-                )
+                best = None
+                if (
+                    self.end - self.pos > _WALK_HELD
+                    and self.fresh_start - self.pos <= _QUICK_HELD
+                    and not eos and self.held_by is None and self.resume_to is None
+                ):
+                    best = self.walk_step()
+                    if best is not None:
+                        # (The answer the feed already had, from pos, is the walk's
+                        # at pos, or is of a later match.)
+                        self.known = None
+                if best is None:
+                    best, hold_start = self.scan(
+                        self.table.watches[
+                            self.current if self.resume_to is None
+                            else (self.current, self.resume_to)
+                        ],
+                        eos,
+                    )
             if best is not None:
                 kind, region, m = best
                 if m.start > self.pos:
@@ -4796,6 +4847,88 @@ class ResponseStream(StreamMemo, WholePass):
                 held_by = (held_by[0], held_by[1] - start, held_by[2])
             self.remember_transition(key, (tuple(record), self.pos - start, held_by))
         self.trim()
+
+    def walk_step(self):
+        """The next commit from ``pos``, found as the whole-text walk finds it (see
+        WholePass.walk): ``(kind, region, Match)``, or None when the watchers must be
+        asked (then nothing is committed here).
+
+        In a walked mode every match begins at a landmark, or in the run of lead
+        characters before it, which holds no landmark. So at the first landmark of the
+        mode from ``pos``, the earliest of the complete matches its watch entries have
+        there (each from its run of lead characters, with its stream form), compared as
+        scan compares them, is what scan would commit, when none of them may still
+        pend: an entry whose form does not match there, or whose match runs to the end
+        of the text (and may grow), or whose longer literal the text may still complete.
+        Then the walk stops and scan decides, reading the same text again. So the walk
+        reads at most _FORM_READ characters to a landmark, and is asked (see process)
+        only where the text held before the last piece is short: a landmark where it
+        stops (a header still arriving) is tried again with the next piece, reading at
+        most that piece and _QUICK_HELD characters more. What its matches read is
+        bounded by _WHOLE_READS times the text, as in the whole-text pass: linear.
+        """
+        table = self.table
+        spots = table.stream_walks.get(self.current)
+        if spots is None or self.formed > _WHOLE_READS * self.end:
+            return None
+        held, base = self.held()
+        lo = self.pos - base
+        n = len(held)
+        hi = min(n, lo + _FORM_READ)
+        search = table.landmarks.search
+        found = search(held, lo, hi)
+        while found is not None:
+            plan = spots.get(found.group(), _SLOW)
+            if plan is not _SLOW:
+                break
+            found = search(held, found.end(), hi)
+        else:
+            self.examined += hi - lo
+            return None
+        at = found.start()
+        self.examined += found.end() - lo
+        if plan is None:
+            return None
+        best = best_key = None
+        for kind, region, regex, lead, form, literals, longest in plan:
+            if literals is not None and not held.startswith(literals, at):
+                if n - at < longest:
+                    return None  # (one may still be written)
+                continue  # none of its literals here: no match of it begins here
+            if regex is None:
+                start, end = at, found.end()
+                if end >= n:
+                    return None
+                m = None
+            else:
+                start = at
+                if lead is not None:
+                    while start > lo and lead(held, start - 1) is not None:
+                        start -= 1
+                m = (form if start + base or not regex.form_start else regex.captures_first).match(
+                    held, start
+                )
+                if m is None or m.end() >= n:
+                    self.formed += n - start
+                    return None  # (it may pend, or grow)
+                end = m.end()
+                self.examined += end - start
+                self.formed += end - start
+            if best is not None:
+                key = (start, start - end, 0 if kind == "open" else 1, region.name)
+                if key >= best_key:
+                    continue
+            elif len(plan) > 1:
+                key = (start, start - end, 0 if kind == "open" else 1, region.name)
+            else:
+                key = None
+            best_key, best = key, (kind, region, regex, m, start, end)
+        if best is None:
+            return None
+        kind, region, regex, m, start, end = best
+        if m is None:
+            return kind, region, Match(start + base, end + base, False)
+        return kind, region, _form_match(regex, m, base)
 
     def scanner(self, key, delimiter):
         """The watcher's scanner, searching from ``pos`` and caught up with the buffer.

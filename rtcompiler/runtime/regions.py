@@ -98,6 +98,7 @@ class RegionTable:
     __slots__ = (
         "regions", "by_name", "implicit", "defaults", "flat_defaults", "start_anchor", "quiet",
         "anchor_literals", "required", "watches", "landmarks", "landmark_of", "walks", "modes",
+        "stream_walks",
         "prompt_states",
         "context_free",
         "transitions", "states", "string_modes", "yielding", "cut_opens",
@@ -239,6 +240,12 @@ class RegionTable:
         for mode in list(self.walks):
             if type(mode) is tuple:
                 self.walks.pop(mode)
+        # The same per mode, for a stream's walk (see ResponseStream.walk_step), where no
+        # commit yields.
+        self.stream_walks = {
+            mode: {landmark: _stream_spot(spot) for landmark, spot in spots.items()}
+            for mode, spots in self.walks.items() if mode not in self.yielding
+        }
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
         # Per mode, whether no watched delimiter reads the character before where
@@ -473,6 +480,33 @@ def _walk_spot(landmark, found):
         return entries, _single(entries), None
     longer = [None if landmark in literals else tuple(literals) for _, literals in found]
     return entries, None, longer
+
+
+def _stream_spot(spot):
+    """A walk spot (see ``_walk_spot``) as a stream's walk reads it: per watch entry,
+    ``(kind, region, regex, lead, form, literals, longest)``: ``regex`` None for a
+    literal delimiter (the landmark is its match), else its lead characters' ``match``
+    (or None), its stream form, and the literals one of which must stand at the
+    landmark for it to match there, and the longest of them (or None, 0). None when an
+    entry has no stream form that a match found stands by (see ResponseStream.answer):
+    the stream's watchers are asked there."""
+    entries, _, longer = spot
+    plan = []
+    for k, (kind, region, delimiter, _) in enumerate(entries):
+        literals = None if longer is None else longer[k]
+        longest = 0 if literals is None else max(map(len, literals))
+        if delimiter.fixed is not None:
+            plan.append((kind, region, None, None, None, literals, longest))
+            continue
+        regex = delimiter.regex
+        if regex.form_dollar or regex.captures_stream is None:
+            return None
+        lead = regex.prefilter._lead_class
+        plan.append((
+            kind, region, regex, None if lead is None else lead.match, regex.captures_stream,
+            literals, longest,
+        ))
+    return tuple(plan)
 
 
 def truncate_at_last_anchor(anchor, prefix, literals=None):

@@ -1354,8 +1354,11 @@ def prefixes(draw: Any, spec: dict[str, Any]) -> str:
 
 @st.composite
 def chunkings(draw: Any, text: str) -> list[str]:
-    """Splits of ``text`` into chunks of 1..8 characters, or one chunk."""
-    mode = draw(weighted((2, "single"), (1, "chars"), (1, "fixed"), (5, "random"), (1, "empties")))
+    """Splits of ``text`` into chunks of 1..8 characters, or of 16..128 (a server's
+    batched tokens: the stream walks them from landmark to landmark), or one chunk."""
+    mode = draw(weighted(
+        (2, "single"), (1, "chars"), (1, "fixed"), (5, "random"), (1, "empties"), (1, "long"),
+    ))
     if mode == "single" or not text:
         return [text] if draw(st.integers(0, 3)) else []
     if mode == "chars":
@@ -1366,7 +1369,7 @@ def chunkings(draw: Any, text: str) -> list[str]:
     rnd = random.Random(draw(st.integers(0, 2**32 - 1)))
     chunks, pos = [], 0
     while pos < len(text):
-        k = rnd.randint(1, 8)
+        k = rnd.randint(16, 128) if mode == "long" else rnd.randint(1, 8)
         chunks.append(text[pos : pos + k])
         pos += k
         if mode == "empties" and rnd.random() < 0.2:

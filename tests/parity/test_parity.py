@@ -71,8 +71,7 @@ PARITY = settings(
 # -- comparing values -----------------------------------------------------------------
 
 
-def canon(value: Any) -> Any:
-    """A comparable snapshot that tells bool/int/float apart and keeps dict key order."""
+def _canon_leaf(value: Any) -> Any:
     if value is None:
         return None
     if isinstance(value, bool):
@@ -83,13 +82,37 @@ def canon(value: Any) -> Any:
         return ("float", repr(value))
     if isinstance(value, str):
         return value
-    if isinstance(value, list):
-        return ["list", *(canon(v) for v in value)]
-    if isinstance(value, dict):
-        return ["dict", *((canon(k), canon(v)) for k, v in value.items())]
-    if isinstance(value, tuple):
-        return ["tuple", *(canon(v) for v in value)]
     return ("other", type(value).__name__, repr(value))
+
+
+def canon(value: Any) -> Any:
+    """A comparable snapshot that tells bool/int/float apart and keeps dict key order.
+
+    Iterative: a prompt may hold JSON nested hundreds deep, which both parsers read and
+    a recursive snapshot could not (Python's recursion limit)."""
+    results: list = []
+    stack: list = [(value, None)]
+    while stack:
+        item, built = stack.pop()
+        if built is not None:  # every child is in results: build the container
+            kind, n = built
+            children = results[len(results) - n :]
+            del results[len(results) - n :]
+            if kind == "dict":
+                results.append(["dict", *zip(children[::2], children[1::2], strict=True)])
+            else:
+                results.append([kind, *children])
+        elif isinstance(item, (list, tuple)):
+            stack.append((None, ("list" if isinstance(item, list) else "tuple", len(item))))
+            stack.extend((child, None) for child in reversed(item))
+        elif isinstance(item, dict):
+            stack.append((None, ("dict", 2 * len(item))))
+            for k, v in reversed(list(item.items())):
+                stack.append((v, None))
+                stack.append((k, None))
+        else:
+            results.append(_canon_leaf(item))
+    return results[0]
 
 
 def show(value: Any) -> str:
