@@ -57,9 +57,8 @@ def region_table():
     )
 
 # ------------------------------------------------------------------------------
-# runtime: rtcompiler.runtime.engine [engine]
+# runtime: rtcompiler.runtime.pikevm [pikevm]
 # ------------------------------------------------------------------------------
-import re as _re
 from bisect import bisect_right as _bisect_right
 
 CHAR, SPLIT, ASSERT, LOOK, SAVE, MATCH = range(6)
@@ -342,35 +341,46 @@ class Program:
         self.uses_start = uses_start
 
 
-def regex_from_data(data: dict) -> CompiledRegex:
-    """Rebuild a compiled pattern from the data of ``Regex.to_data()``."""
-    n = data["nfa"]
-    states = tuple(
-        (s[0], tuple(s[1])) if s[0] == SPLIT else tuple(s) for s in n["states"]
-    )
-    program = Program(
-        data["pattern"], states, n["start"], dict(n["group_names"]), n["group_count"],
-        n["needs_input"], n["anchored"], n["uses_word_boundary"], n["uses_start"],
-    )
-    a = data["alphabet"]
-    interval_class = tuple(a["interval_class"])
-    words = set(a["word_classes"])
-    size = max(interval_class) + 1
-    classes = CharClasses(
-        tuple(a["starts"]), interval_class,
-        tuple(frozenset(x) for x in a["accepts"]),
-        tuple(k in words for k in range(size)),
-    )
-    pre = data.get("prefilter")
-    prefilter = None if pre is None else Prefilter(pre)
-    late = data.get("late")
-    return CompiledRegex(
-        program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"),
-        data.get("lazy_tail"), data.get("branches"),
-        None if late is None else regex_from_data(late),
-    )
+def _value(source: int, registers: list[int], here: int) -> int:
+    return here if source == CUR else registers[source]
 
 
+def _save_slot(position: int):
+    """Capture slots per group: (committed start, committed end, open start).
+
+    A group's value changes only when it closes, as in a backtracking matcher: a
+    new iteration that opens the group but runs out of text leaves the value of
+    the last completed iteration in place.
+    """
+
+    def save(payload, slot):
+        slots, end = payload
+        group, closing = divmod(slot, 2)
+        base = 3 * group
+        if closing:
+            committed = (slots[base + 2], position)
+            return slots[:base] + committed + slots[base + 2 :], end
+        return slots[: base + 2] + (position,) + slots[base + 3 :], end
+
+    return save
+
+
+def _end_at(position: int):
+    def mark(payload):
+        return payload if payload[1] != -1 else (payload[0], position)
+
+    return mark
+
+
+def _group_text(text: str, slots: tuple[int, ...], index: int) -> str | None:
+    start, end = slots[3 * index], slots[3 * index + 1]
+    if start < 0 or end < 0 or end < start:
+        return None
+    return text[start:end]
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.dfa [dfa]
+# ------------------------------------------------------------------------------
 class DfaTables:
     """A fully built DFA read back from :meth:`Dfa.to_data`: same interface, no NFA work.
 
@@ -431,7 +441,9 @@ class DfaTables:
     def at_eof(self, sid: int):
         return self._eof[sid]
 
-
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.match [match]
+# ------------------------------------------------------------------------------
 class Match:
     """What ``regex`` reports for a match: span, partial flag, named groups.
 
@@ -472,6 +484,544 @@ class Match:
 
     def __repr__(self) -> str:
         return f"Match(span={self.span()}, partial={self.partial}, groups={self.groupdict()})"
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.prefilter [prefilter]
+# ------------------------------------------------------------------------------
+import re as _re
+
+
+class Prefilter:
+    """Where an attempt at a match can begin, found at C speed.
+
+    Built from facts the compiler proved about the pattern (see
+    ``rtcompiler/automata/prefilter.py``): every match, and every attempt alive
+    more than ``lead`` characters plus a literal after its start, contains one
+    of ``literals``, preceded by at most ``lead`` characters or by characters
+    of ``lead_class`` only.
+    """
+
+    __slots__ = (
+        "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
+        "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
+        "exact", "ahead", "heads_reach",
+    )
+
+    def __init__(self, data: dict) -> None:
+        self.literals = tuple(data["literals"])
+        self.lead = data["lead"]
+        self.reach = max(len(s) for s in self.literals) - 1 + self.lead
+        self._one = self.literals[0] if len(self.literals) == 1 else None
+        # Literals that all begin with one character: sre searches their
+        # alternation by that prefix, faster than a str.find per literal.
+        self._any = _re.compile(
+            "|".join(_re.escape(s) for s in self.literals), _re.DOTALL
+        ) if len({s[0] for s in self.literals}) == 1 and self._one is None else None
+        self._window = 1024  # see find
+        self._order = list(self.literals)
+        ranges = data["lead_ranges"]
+        self.lead_ranges = [tuple(r) for r in ranges]
+        self._lead_class = _re.compile(char_class_source(ranges), _re.DOTALL) if ranges else None
+        # What a piece of text must contain for a search of it to end with an
+        # attempt alive or a match: a literal, a literal's beginning at its
+        # end, or (after a lead of whole classes) a lead character at its end.
+        # Bounded leads of other characters are not covered: None.
+        # ``core`` leaves out the lead: when only a lead character at the end is
+        # found and the lead is a plain loop (``lead_loop``), the attempts alive
+        # are those begun in the trailing run of lead characters.
+        self.lead_loop = bool(data.get("lead_is_loop")) and self._lead_class is not None
+        # With a plain-loop lead or none at all, what pends in text holding no
+        # whole literal is known without the DFA (see :meth:`pending`).
+        self.simple = self.lead_loop or bool(data.get("bare"))
+        self.exact = bool(data.get("exact"))  # the pattern matches its literals only
+        self.ahead = bool(data.get("ahead"))  # a lookahead of its literals only
+        heads_source = _beginnings(self.literals)
+        # A literal's proper beginning at the end of a text begins at most this many
+        # characters before the end: pending searches for one there only.
+        self.heads_reach = max(len(s) for s in self.literals) - 1
+        self._heads = _re.compile(
+            "(?:" + heads_source + ")\\Z", _re.DOTALL
+        ) if heads_source is not None else None
+        if self.lead:
+            self.danger = None
+        else:
+            parts = [_re.escape(s) for s in self.literals]
+            if heads_source is not None:
+                parts.append("(?:" + heads_source + ")\\Z")
+            if ranges:
+                parts.append(char_class_source(ranges) + "\\Z")
+            self.danger = "|".join(parts)
+        self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
+        # For simple patterns: a pattern whose leftmost match, in text holding no
+        # literal, begins where :meth:`pending` says (no match: nowhere). The
+        # guard lets an attempt begin only where a run of lead characters does,
+        # which is where the leftmost one begins: sre then reads a run once, not
+        # once per character in it. Search the unsent text alone (the guard
+        # would read the character before it).
+        tails = []
+        # The lead characters' class, as a pattern (None: no lead).
+        self.lead_source = char_class_source(ranges) if self._lead_class is not None else None
+        if self._lead_class is not None:
+            lead = self.lead_source
+            if heads_source is not None:
+                tails.append(f"(?<!{lead}){lead}*(?:{heads_source})\\Z")
+            tails.append(f"(?<!{lead}){lead}+\\Z")
+        elif heads_source is not None:
+            tails.append(f"(?:{heads_source})\\Z")
+        self.hold = "|".join(tails) if self.simple and tails else None
+
+    @property
+    def quiet_search(self):
+        """The compiled search behind :meth:`quiet` (its ``search`` method), or None."""
+        return None if self._danger is None else self._danger.search
+
+    def quiet(self, text: str, lo: int, hi: int) -> bool:
+        """Whether a search of ``text[lo:hi]`` from ``lo`` ends with no attempt alive
+        and no match found."""
+        return self._danger is not None and self._danger.search(text, lo, hi) is None
+
+    @property
+    def lead_class(self):
+        """The compiled class of lead characters, or None."""
+        return self._lead_class
+
+    def pending(self, text: str, lo: int) -> int:
+        """Where a search of ``text`` from ``lo`` pends (``len(text)``: nowhere).
+
+        Only for :attr:`simple` patterns, and text where no literal begins at or
+        after ``lo``: an attempt is then alive at the end exactly when it began
+        where the rest of the text is lead characters, then a literal's
+        beginning; the search reports the leftmost.
+        """
+        n = len(text)
+        at = n
+        if self._heads is not None:
+            m = self._heads.search(text, max(lo, n - self.heads_reach))
+            if m is not None:
+                at = m.start()
+        if self._lead_class is None:
+            return at
+        start = self.lead_start(text, lo, at)
+        if at < n:  # the run of lead characters ending at the end, without a head
+            start = min(start, self.lead_start(text, lo, n))
+        return start
+
+    def lead_start(self, text: str, lo: int, at: int) -> int:
+        """Where the run of lead characters ending at ``at`` begins (not before ``lo``)."""
+        lead = self._lead_class
+        if lead is not None:
+            while at > lo and lead.match(text, at - 1) is not None:
+                at -= 1
+        return at
+
+    def find(self, text: str, lo: int, hi: int) -> int:
+        """Where the first literal in ``text[lo:hi]`` begins, or -1."""
+        if self._one is not None:
+            return text.find(self._one, lo, hi)
+        if self._any is not None:
+            m = self._any.search(text, lo, hi)
+            return -1 if m is None else m.start()
+        # Otherwise one str.find per literal, over a window that grows until some
+        # literal begins in it: sre's search of an alternation without a common
+        # first character tries a branch at every character that begins one
+        # (every space, for " to=functions."), twenty times slower; and a plain
+        # find per literal over the rest of the text would read far past a near
+        # hit, again and again. The windows read a few times the distance to the
+        # hit, per literal: linear over a parse.
+        # The literal that hit last is tried first: its hit bounds the other
+        # searches, so a literal that never occurs costs little next to one
+        # that occurs on every line.
+        order = self._order
+        width = self._window
+        while lo < hi:
+            edge = lo + width
+            found = -1
+            for literal in order:
+                j = text.find(literal, lo, min(hi, edge + len(literal) - 1))
+                if j >= 0 and (found < 0 or j < found):
+                    found = edge = j
+                    first = literal
+            if found >= 0:
+                if first is not order[0]:
+                    self._order = [first] + [s for s in order if s is not first]
+                return found
+            lo = edge
+            width *= 4
+        return -1
+
+    def backoff(self, text: str, lo: int, edge: int, found: bool = False) -> int:
+        """The earliest start (>= ``lo``) of an attempt alive at ``edge`` that can
+        still match or reach the end of the text alive.
+
+        No literal begins in ``text[lo:edge]``, so such an attempt holds at most
+        part of one, after its lead. ``found``: a literal begins at ``edge``.
+        """
+        if found and self._one is not None and self.lead == 0:
+            # ``edge`` is where the one literal begins. An attempt begun at
+            # t < edge that matches, or is alive at the end of the text, holds the
+            # literal right after its lead: found first if it began before edge,
+            # so only lead characters can come between it and edge.
+            t = edge
+        else:
+            t = edge - self.reach
+        if t <= lo:
+            return lo
+        return self.lead_start(text, lo, t)
+
+
+# Deeper nesting than this is written out flat (see _beginnings), which is quadratic in
+# a literal's length: the compiler cuts a prefilter's literals to this length.
+BEGINNINGS_DEPTH = 100
+
+
+def _beginnings(literals) -> str | None:
+    """A pattern for exactly the literals' non-empty proper beginnings (None: there are none).
+
+    Written as a tree of shared prefixes, ``<(?:\\|(?:c(?:h)?)?)?`` for ``<|ch...``: sre
+    tries an alternation of strings one string at a time at every position it
+    searches from, so the flat list of a long literal's beginnings cost a search some
+    microseconds; the tree is followed only as far as the text agrees with it.
+    """
+    tree: dict = {}
+    for literal in literals:
+        node = tree
+        for ch in literal[:-1]:
+            node = node.setdefault(ch, {})
+    if not tree:
+        return None
+    if max(len(s) for s in literals) > BEGINNINGS_DEPTH:
+        heads = sorted({s[:k] for s in literals for k in range(1, len(s))})
+        return "|".join(_re.escape(h) for h in heads)
+
+    def branch(node: dict) -> str:
+        alternatives = [
+            _re.escape(ch) + (f"(?:{branch(child)})?" if child else "")
+            for ch, child in sorted(node.items())
+        ]
+        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+    return branch(tree)
+
+
+def char_class_source(ranges) -> str:
+    """A stdlib ``re`` character class for inclusive code point ranges (the compiler's
+    capture and chain patterns use it too)."""
+    parts = []
+    for lo, hi in ranges:
+        parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
+    return "[" + "".join(parts) + "]"
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.scanner [scanner]
+# ------------------------------------------------------------------------------
+_QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
+# Steps in a row that leave the DFA in its state before Scanner.advance asks for the
+# characters that would not (CompiledRegex.loop_exit): fewer, and runs of a few
+# characters between two exits would pay a search each.
+_LOOP_RUN = 4
+_UNKNOWN = object()
+
+
+class Scanner:
+    """Incremental leftmost-first search over text that arrives in pieces.
+
+    Positions are absolute. A scanner made by :meth:`CompiledRegex.scanner`
+    keeps the text from ``origin`` on (one character before ``start``, as
+    context for ``\\b``), which it needs only to extract groups; one made by
+    :meth:`CompiledRegex.bare_scanner` keeps none and asks ``source`` for it.
+    :meth:`rebase` moves the search start forward without rescanning whenever
+    no live attempt began before the new start.
+    """
+
+    def __init__(self, regex, text: str = "", start: int | None = None, origin: int = 0) -> None:
+        self.regex = regex
+        self.dfa = regex.dfa
+        self.origin = origin
+        # The text from ``origin`` on, in pieces; None for a bare scanner (it keeps none).
+        self._chunks: list[str] | None = [text]
+        self.source = self._own_text
+        self.start = origin + len(text) if start is None else start
+        self.pos = self.start
+        self.state = self.dfa.initial(regex.prev_context(text, self.start - origin))
+        self.registers: list = []
+        self.best: tuple[int, int] | None = None
+        # Work counters of the linear-time tests: DFA transitions taken in
+        # Python; characters passed over without stepping; characters the
+        # C-speed prefilter searches went through.
+        self.steps = 0
+        self.skipped = 0
+        self.searched = 0
+        self.dead = False
+
+    @property
+    def text(self) -> str:
+        chunks = self._chunks
+        assert chunks is not None, "a bare scanner keeps no text"
+        if len(chunks) > 1:
+            chunks = self._chunks = ["".join(chunks)]
+        return chunks[0]
+
+    def _own_text(self):
+        return self.text, self.origin
+
+    def feed(self, chunk: str) -> None:
+        if self._chunks is not None:
+            self._chunks.append(chunk)
+        self.advance(chunk, 0, len(chunk))
+
+    def feed_range(self, begin: int, end: int) -> None:
+        self.advance(self.text, begin - self.origin, end - self.origin)
+
+    def rebase(self, start: int) -> bool:
+        """Search from ``start`` (>= the current start) instead, if that needs no rescan.
+
+        True when every live attempt and the best match so far begin at or after
+        ``start``: the state is then exactly that of a search begun there (the
+        same threads, in the same order). Otherwise False, and nothing changes.
+        """
+        if self.registers and min(self.registers) < start:
+            return False
+        if self.best is not None and self.best[0] < start:
+            return False
+        self.start = start
+        if self._chunks is not None:
+            keep = max(start - 1, self.origin)
+            if keep > self.origin:
+                self._chunks = [self.text[keep - self.origin :]]
+                self.origin = keep
+        return True
+
+    def advance(self, text: str, lo: int, hi: int) -> None:
+        """Step ``text[lo:hi]``, which begins at absolute position ``pos``.
+
+        Where no attempt is alive (the DFA is in an initial state) and the
+        pattern has a prefilter, the characters that cannot reach a match or
+        the end of the text alive are passed over at C speed: the DFA then
+        restarts from the initial state the character before calls for, which
+        is exactly the state it would have reached (no thread, still seeking).
+        """
+        pos0 = self.pos
+        self.pos = pos0 + hi - lo
+        if self.dead or lo >= hi:
+            return
+        dfa = self.dfa
+        rows, fresh = dfa.rows, dfa.fresh
+        classes = self.regex.class_cache
+        class_of = self.regex.class_of
+        pre = self.regex.prefilter
+        state, registers = self.state, self.registers
+        if pre is not None and hi - lo <= _QUIET_SPAN and state in fresh:
+            # A short piece is searched whole once; a long one with find (below),
+            # which stops at the first literal instead of going through the rest.
+            self.searched += hi - lo
+            if pre.quiet(text, lo, hi):
+                # No attempt begun in the piece survives it, and none matches.
+                self.skipped += hi - lo
+                c = classes.get(text[hi - 1])
+                self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
+                return
+        best = self.best
+        i = lo
+        # Below watch_from, no prefilter search is due.
+        watch_from = lo if pre is not None else hi
+        jump_at = -1  # where the prefilter found a literal, once the DFA gets there
+        steps = 0
+        stayed = 0  # steps in a row that left the state as it was
+        loops = self.regex.loop_exits
+        while i < hi:
+            if i >= watch_from and state in fresh:
+                j = pre.find(text, i, hi)
+                edge = hi if j < 0 else j
+                self.searched += edge - i
+                t0 = pre.backoff(text, i, edge, j >= 0)
+                if t0 > i:
+                    self.skipped += t0 - i
+                    c = classes.get(text[t0 - 1])
+                    if c is None:
+                        c = class_of(text[t0 - 1])
+                    state = self.regex.initial_after(c)
+                    registers = []
+                    i = t0
+                watch_from = edge + 1
+                if i >= hi:
+                    break
+                jump_at = j
+            if i == jump_at:
+                # A literal begins here: its run from this state is known.
+                jump_at = -1
+                for literal in pre.literals:
+                    if text.startswith(literal, i, hi):
+                        run = self.regex.jump(state, literal, len(registers))
+                        if run is not None:
+                            here = pos0 + i - lo
+                            state, refs, found = run
+                            if found is not None:
+                                best = tuple(
+                                    registers[-1 - r] if r < 0 else here + r for r in found
+                                )
+                            registers = [registers[-1 - r] if r < 0 else here + r for r in refs]
+                            self.searched += len(literal)
+                            i += len(literal)
+                        break
+                if i >= hi:
+                    break
+                continue
+            ch = text[i]
+            c = classes.get(ch)
+            if c is None:
+                c = class_of(ch)
+            was = state
+            state, sources, match = rows[state][c]
+            steps += 1
+            here = pos0 + i - lo
+            if match is not None:
+                best = (_value(match[0], registers, here), _value(match[1], registers, here))
+            if sources:
+                registers = [here if s == CUR else registers[s] for s in sources]
+            elif sources is not None and registers:  # None: the registers stay as they are
+                registers = []
+            i += 1
+            if rows[state] is None:
+                self.dead = True
+                break
+            if state == was:
+                stayed += 1
+                if stayed >= _LOOP_RUN and i < hi:
+                    # A state that has stayed put a while: pass over, at C speed, the
+                    # characters that would keep it there changing nothing.
+                    stayed = 0
+                    key = (state, len(registers))
+                    exit = loops.get(key, _UNKNOWN)
+                    if exit is _UNKNOWN:
+                        exit = self.regex.loop_exit(state, len(registers))
+                    if exit is not None:
+                        j = exit(text, i, hi)
+                        self.searched += j - i
+                        self.skipped += j - i
+                        self.regex.looped += j - i
+                        i = j
+            else:
+                stayed = 0
+        self.steps += steps
+        self.state, self.registers, self.best = state, registers, best
+
+    def quiet(self) -> bool:
+        """True when the search so far has no match and no attempt alive, and the
+        pattern needs a literal to match: the answer is then None, or a partial
+        match at the very end (the text can hold nothing back)."""
+        return self.regex.prefilter is not None and self.state in self.dfa.fresh
+
+    def alive_from(self):
+        """Where the attempt alive at the end of the text so far began, when the
+        search has found no match and is not in an initial state; else None.
+
+        :meth:`result` then answers a partial match from there to the end (when
+        that is not empty), with no Match made here.
+        """
+        if self.dead or self.best is not None or self.state in self.dfa.fresh:
+            return None
+        match, hit_source = self.dfa.at_eof(self.state)
+        if match is not None or hit_source is None:
+            return None
+        return _value(hit_source, self.registers, self.pos)
+
+    def result(self, partial: bool = False):
+        """What ``search(text, start, partial=partial)`` returns for the text so far.
+
+        Read the match's groups before feeding the scanner again.
+        """
+        n = self.pos
+        best, hit = self.best, None
+        if not self.dead:
+            match, hit_source = self.dfa.at_eof(self.state)
+            if match is not None:
+                best = (_value(match[0], self.registers, n), _value(match[1], self.registers, n))
+            if hit_source is not None:
+                hit = _value(hit_source, self.registers, n)
+        rx = self.regex
+        if best is not None:
+            start, end = best
+            return Match(start, end, False, resolve=self._groups(start, end, False))
+        if not partial:
+            return None
+        if hit is not None and hit < n:
+            return Match(hit, n, True, resolve=self._groups(hit, n, True))
+        if rx.nfa.needs_input and not rx.nfa.anchored:
+            return Match(n, n, True, {name: None for name in rx.nfa.group_names})
+        if hit is not None:
+            return Match(n, n, True, resolve=self._groups(n, n, True))
+        return None
+
+    def _groups(self, start: int, end: int, partial: bool):
+        if not self.regex.nfa.group_names:
+            return None
+        stop, source = self.pos, self.source
+
+        def resolve():
+            text, origin = source()
+            return self.regex.groups_at(
+                text, start - origin, end - origin, partial, stop - origin, start == 0
+            )
+
+        return resolve
+
+# ------------------------------------------------------------------------------
+# runtime: rtcompiler.runtime.compiled_regex [compiled_regex]
+# ------------------------------------------------------------------------------
+import re as _re
+
+# Groups remembered per pattern where a match's threads settled (CompiledRegex.groups_at):
+# at most this many, each after at most _SETTLED_PREFIX characters, of at most
+# _SETTLED_LENGTHS different lengths (each length costs a look-up per match).
+_SETTLED_KEPT = 1024
+_SETTLED_PREFIX = 256
+_SETTLED_LENGTHS = 8
+
+
+# Exits this few are found with str.find, one per character (a memchr, several times
+# faster than sre's search for a character class); more, with a class.
+_FIND_EXITS = 4
+_FIND_WINDOW = 256
+
+
+def _find_any(chars: tuple):
+    """``find(text, i, hi)``: the first of ``chars`` in ``text[i:hi]``, or ``hi``.
+
+    Each character is looked for in a window that grows fourfold while none is
+    found, and a hit narrows the others' window: a frequent character and a rare
+    one read a few times the distance to the nearest hit, not the rest of the text.
+    """
+    if not chars:
+        return lambda text, i, hi: hi
+
+    def find(text: str, i: int, hi: int) -> int:
+        window = _FIND_WINDOW
+        while i < hi:
+            edge = min(hi, i + window)
+            best = -1
+            for ch in chars:
+                j = text.find(ch, i, edge)
+                if j >= 0:
+                    best = edge = j
+            if best >= 0:
+                return best
+            i = edge
+            window *= 4
+        return hi
+
+    return find
+
+
+def _search_exit(pattern):
+    def find(text: str, i: int, hi: int) -> int:
+        m = pattern.search(text, i, hi)
+        return hi if m is None else m.start()
+
+    return find
+
+
+_LIVE_CACHE = 4096  # live sets a pattern keeps per character class (see CompiledRegex._live_at)
+_ACCELERATE = 8  # equal live sets in a row after which the pass searches ahead (see _liveness)
 
 
 def _beginning_search(source):
@@ -1284,563 +1834,33 @@ class CompiledRegex:
         return any(s >= 0 and states[s][0] == MATCH for s, _, _ in threads)
 
 
-class Scanner:
-    """Incremental leftmost-first search over text that arrives in pieces.
-
-    Positions are absolute. A scanner made by :meth:`CompiledRegex.scanner`
-    keeps the text from ``origin`` on (one character before ``start``, as
-    context for ``\\b``), which it needs only to extract groups; one made by
-    :meth:`CompiledRegex.bare_scanner` keeps none and asks ``source`` for it.
-    :meth:`rebase` moves the search start forward without rescanning whenever
-    no live attempt began before the new start.
-    """
-
-    def __init__(self, regex, text: str = "", start: int | None = None, origin: int = 0) -> None:
-        self.regex = regex
-        self.dfa = regex.dfa
-        self.origin = origin
-        # The text from ``origin`` on, in pieces; None for a bare scanner (it keeps none).
-        self._chunks: list[str] | None = [text]
-        self.source = self._own_text
-        self.start = origin + len(text) if start is None else start
-        self.pos = self.start
-        self.state = self.dfa.initial(regex.prev_context(text, self.start - origin))
-        self.registers: list = []
-        self.best: tuple[int, int] | None = None
-        # Work counters of the linear-time tests: DFA transitions taken in
-        # Python; characters passed over without stepping; characters the
-        # C-speed prefilter searches went through.
-        self.steps = 0
-        self.skipped = 0
-        self.searched = 0
-        self.dead = False
-
-    @property
-    def text(self) -> str:
-        chunks = self._chunks
-        assert chunks is not None, "a bare scanner keeps no text"
-        if len(chunks) > 1:
-            chunks = self._chunks = ["".join(chunks)]
-        return chunks[0]
-
-    def _own_text(self):
-        return self.text, self.origin
-
-    def feed(self, chunk: str) -> None:
-        if self._chunks is not None:
-            self._chunks.append(chunk)
-        self.advance(chunk, 0, len(chunk))
-
-    def feed_range(self, begin: int, end: int) -> None:
-        self.advance(self.text, begin - self.origin, end - self.origin)
-
-    def rebase(self, start: int) -> bool:
-        """Search from ``start`` (>= the current start) instead, if that needs no rescan.
-
-        True when every live attempt and the best match so far begin at or after
-        ``start``: the state is then exactly that of a search begun there (the
-        same threads, in the same order). Otherwise False, and nothing changes.
-        """
-        if self.registers and min(self.registers) < start:
-            return False
-        if self.best is not None and self.best[0] < start:
-            return False
-        self.start = start
-        if self._chunks is not None:
-            keep = max(start - 1, self.origin)
-            if keep > self.origin:
-                self._chunks = [self.text[keep - self.origin :]]
-                self.origin = keep
-        return True
-
-    def advance(self, text: str, lo: int, hi: int) -> None:
-        """Step ``text[lo:hi]``, which begins at absolute position ``pos``.
-
-        Where no attempt is alive (the DFA is in an initial state) and the
-        pattern has a prefilter, the characters that cannot reach a match or
-        the end of the text alive are passed over at C speed: the DFA then
-        restarts from the initial state the character before calls for, which
-        is exactly the state it would have reached (no thread, still seeking).
-        """
-        pos0 = self.pos
-        self.pos = pos0 + hi - lo
-        if self.dead or lo >= hi:
-            return
-        dfa = self.dfa
-        rows, fresh = dfa.rows, dfa.fresh
-        classes = self.regex.class_cache
-        class_of = self.regex.class_of
-        pre = self.regex.prefilter
-        state, registers = self.state, self.registers
-        if pre is not None and hi - lo <= _QUIET_SPAN and state in fresh:
-            # A short piece is searched whole once; a long one with find (below),
-            # which stops at the first literal instead of going through the rest.
-            self.searched += hi - lo
-            if pre.quiet(text, lo, hi):
-                # No attempt begun in the piece survives it, and none matches.
-                self.skipped += hi - lo
-                c = classes.get(text[hi - 1])
-                self.state = self.regex.initial_after(class_of(text[hi - 1]) if c is None else c)
-                return
-        best = self.best
-        i = lo
-        # Below watch_from, no prefilter search is due.
-        watch_from = lo if pre is not None else hi
-        jump_at = -1  # where the prefilter found a literal, once the DFA gets there
-        steps = 0
-        stayed = 0  # steps in a row that left the state as it was
-        loops = self.regex.loop_exits
-        while i < hi:
-            if i >= watch_from and state in fresh:
-                j = pre.find(text, i, hi)
-                edge = hi if j < 0 else j
-                self.searched += edge - i
-                t0 = pre.backoff(text, i, edge, j >= 0)
-                if t0 > i:
-                    self.skipped += t0 - i
-                    c = classes.get(text[t0 - 1])
-                    if c is None:
-                        c = class_of(text[t0 - 1])
-                    state = self.regex.initial_after(c)
-                    registers = []
-                    i = t0
-                watch_from = edge + 1
-                if i >= hi:
-                    break
-                jump_at = j
-            if i == jump_at:
-                # A literal begins here: its run from this state is known.
-                jump_at = -1
-                for literal in pre.literals:
-                    if text.startswith(literal, i, hi):
-                        run = self.regex.jump(state, literal, len(registers))
-                        if run is not None:
-                            here = pos0 + i - lo
-                            state, refs, found = run
-                            if found is not None:
-                                best = tuple(
-                                    registers[-1 - r] if r < 0 else here + r for r in found
-                                )
-                            registers = [registers[-1 - r] if r < 0 else here + r for r in refs]
-                            self.searched += len(literal)
-                            i += len(literal)
-                        break
-                if i >= hi:
-                    break
-                continue
-            ch = text[i]
-            c = classes.get(ch)
-            if c is None:
-                c = class_of(ch)
-            was = state
-            state, sources, match = rows[state][c]
-            steps += 1
-            here = pos0 + i - lo
-            if match is not None:
-                best = (_value(match[0], registers, here), _value(match[1], registers, here))
-            if sources:
-                registers = [here if s == CUR else registers[s] for s in sources]
-            elif sources is not None and registers:  # None: the registers stay as they are
-                registers = []
-            i += 1
-            if rows[state] is None:
-                self.dead = True
-                break
-            if state == was:
-                stayed += 1
-                if stayed >= _LOOP_RUN and i < hi:
-                    # A state that has stayed put a while: pass over, at C speed, the
-                    # characters that would keep it there changing nothing.
-                    stayed = 0
-                    key = (state, len(registers))
-                    exit = loops.get(key, _UNKNOWN)
-                    if exit is _UNKNOWN:
-                        exit = self.regex.loop_exit(state, len(registers))
-                    if exit is not None:
-                        j = exit(text, i, hi)
-                        self.searched += j - i
-                        self.skipped += j - i
-                        self.regex.looped += j - i
-                        i = j
-            else:
-                stayed = 0
-        self.steps += steps
-        self.state, self.registers, self.best = state, registers, best
-
-    def quiet(self) -> bool:
-        """True when the search so far has no match and no attempt alive, and the
-        pattern needs a literal to match: the answer is then None, or a partial
-        match at the very end (the text can hold nothing back)."""
-        return self.regex.prefilter is not None and self.state in self.dfa.fresh
-
-    def alive_from(self):
-        """Where the attempt alive at the end of the text so far began, when the
-        search has found no match and is not in an initial state; else None.
-
-        :meth:`result` then answers a partial match from there to the end (when
-        that is not empty), with no Match made here.
-        """
-        if self.dead or self.best is not None or self.state in self.dfa.fresh:
-            return None
-        match, hit_source = self.dfa.at_eof(self.state)
-        if match is not None or hit_source is None:
-            return None
-        return _value(hit_source, self.registers, self.pos)
-
-    def result(self, partial: bool = False):
-        """What ``search(text, start, partial=partial)`` returns for the text so far.
-
-        Read the match's groups before feeding the scanner again.
-        """
-        n = self.pos
-        best, hit = self.best, None
-        if not self.dead:
-            match, hit_source = self.dfa.at_eof(self.state)
-            if match is not None:
-                best = (_value(match[0], self.registers, n), _value(match[1], self.registers, n))
-            if hit_source is not None:
-                hit = _value(hit_source, self.registers, n)
-        rx = self.regex
-        if best is not None:
-            start, end = best
-            return Match(start, end, False, resolve=self._groups(start, end, False))
-        if not partial:
-            return None
-        if hit is not None and hit < n:
-            return Match(hit, n, True, resolve=self._groups(hit, n, True))
-        if rx.nfa.needs_input and not rx.nfa.anchored:
-            return Match(n, n, True, {name: None for name in rx.nfa.group_names})
-        if hit is not None:
-            return Match(n, n, True, resolve=self._groups(n, n, True))
-        return None
-
-    def _groups(self, start: int, end: int, partial: bool):
-        if not self.regex.nfa.group_names:
-            return None
-        stop, source = self.pos, self.source
-
-        def resolve():
-            text, origin = source()
-            return self.regex.groups_at(
-                text, start - origin, end - origin, partial, stop - origin, start == 0
-            )
-
-        return resolve
-
-
-_QUIET_SPAN = 512  # pieces up to this long are first checked whole (Prefilter.quiet)
-# Steps in a row that leave the DFA in its state before Scanner.advance asks for the
-# characters that would not (CompiledRegex.loop_exit): fewer, and runs of a few
-# characters between two exits would pay a search each.
-_LOOP_RUN = 4
-_UNKNOWN = object()
-# Groups remembered per pattern where a match's threads settled (CompiledRegex.groups_at):
-# at most this many, each after at most _SETTLED_PREFIX characters, of at most
-# _SETTLED_LENGTHS different lengths (each length costs a look-up per match).
-_SETTLED_KEPT = 1024
-_SETTLED_PREFIX = 256
-_SETTLED_LENGTHS = 8
-# Exits this few are found with str.find, one per character (a memchr, several times
-# faster than sre's search for a character class); more, with a class.
-_FIND_EXITS = 4
-_FIND_WINDOW = 256
-
-
-def _find_any(chars: tuple):
-    """``find(text, i, hi)``: the first of ``chars`` in ``text[i:hi]``, or ``hi``.
-
-    Each character is looked for in a window that grows fourfold while none is
-    found, and a hit narrows the others' window: a frequent character and a rare
-    one read a few times the distance to the nearest hit, not the rest of the text.
-    """
-    if not chars:
-        return lambda text, i, hi: hi
-
-    def find(text: str, i: int, hi: int) -> int:
-        window = _FIND_WINDOW
-        while i < hi:
-            edge = min(hi, i + window)
-            best = -1
-            for ch in chars:
-                j = text.find(ch, i, edge)
-                if j >= 0:
-                    best = edge = j
-            if best >= 0:
-                return best
-            i = edge
-            window *= 4
-        return hi
-
-    return find
-
-
-def _search_exit(pattern):
-    def find(text: str, i: int, hi: int) -> int:
-        m = pattern.search(text, i, hi)
-        return hi if m is None else m.start()
-
-    return find
-_LIVE_CACHE = 4096  # live sets a pattern keeps per character class (see CompiledRegex._live_at)
-_ACCELERATE = 8  # equal live sets in a row after which the pass searches ahead (see _liveness)
-
-
-class Prefilter:
-    """Where an attempt at a match can begin, found at C speed.
-
-    Built from facts the compiler proved about the pattern (see
-    ``rtcompiler/automata/prefilter.py``): every match, and every attempt alive
-    more than ``lead`` characters plus a literal after its start, contains one
-    of ``literals``, preceded by at most ``lead`` characters or by characters
-    of ``lead_class`` only.
-    """
-
-    __slots__ = (
-        "literals", "lead", "reach", "_one", "_any", "_window", "_order", "_lead_class", "danger",
-        "_danger", "lead_loop", "simple", "_heads", "hold", "lead_source", "lead_ranges",
-        "exact", "ahead", "heads_reach",
+def regex_from_data(data: dict) -> CompiledRegex:
+    """Rebuild a compiled pattern from the data of ``Regex.to_data()``."""
+    n = data["nfa"]
+    states = tuple(
+        (s[0], tuple(s[1])) if s[0] == SPLIT else tuple(s) for s in n["states"]
     )
-
-    def __init__(self, data: dict) -> None:
-        self.literals = tuple(data["literals"])
-        self.lead = data["lead"]
-        self.reach = max(len(s) for s in self.literals) - 1 + self.lead
-        self._one = self.literals[0] if len(self.literals) == 1 else None
-        # Literals that all begin with one character: sre searches their
-        # alternation by that prefix, faster than a str.find per literal.
-        self._any = _re.compile(
-            "|".join(_re.escape(s) for s in self.literals), _re.DOTALL
-        ) if len({s[0] for s in self.literals}) == 1 and self._one is None else None
-        self._window = 1024  # see find
-        self._order = list(self.literals)
-        ranges = data["lead_ranges"]
-        self.lead_ranges = [tuple(r) for r in ranges]
-        self._lead_class = _re.compile(char_class_source(ranges), _re.DOTALL) if ranges else None
-        # What a piece of text must contain for a search of it to end with an
-        # attempt alive or a match: a literal, a literal's beginning at its
-        # end, or (after a lead of whole classes) a lead character at its end.
-        # Bounded leads of other characters are not covered: None.
-        # ``core`` leaves out the lead: when only a lead character at the end is
-        # found and the lead is a plain loop (``lead_loop``), the attempts alive
-        # are those begun in the trailing run of lead characters.
-        self.lead_loop = bool(data.get("lead_is_loop")) and self._lead_class is not None
-        # With a plain-loop lead or none at all, what pends in text holding no
-        # whole literal is known without the DFA (see :meth:`pending`).
-        self.simple = self.lead_loop or bool(data.get("bare"))
-        self.exact = bool(data.get("exact"))  # the pattern matches its literals only
-        self.ahead = bool(data.get("ahead"))  # a lookahead of its literals only
-        heads_source = _beginnings(self.literals)
-        # A literal's proper beginning at the end of a text begins at most this many
-        # characters before the end: pending searches for one there only.
-        self.heads_reach = max(len(s) for s in self.literals) - 1
-        self._heads = _re.compile(
-            "(?:" + heads_source + ")\\Z", _re.DOTALL
-        ) if heads_source is not None else None
-        if self.lead:
-            self.danger = None
-        else:
-            parts = [_re.escape(s) for s in self.literals]
-            if heads_source is not None:
-                parts.append("(?:" + heads_source + ")\\Z")
-            if ranges:
-                parts.append(char_class_source(ranges) + "\\Z")
-            self.danger = "|".join(parts)
-        self._danger = None if self.danger is None else _re.compile(self.danger, _re.DOTALL)
-        # For simple patterns: a pattern whose leftmost match, in text holding no
-        # literal, begins where :meth:`pending` says (no match: nowhere). The
-        # guard lets an attempt begin only where a run of lead characters does,
-        # which is where the leftmost one begins: sre then reads a run once, not
-        # once per character in it. Search the unsent text alone (the guard
-        # would read the character before it).
-        tails = []
-        # The lead characters' class, as a pattern (None: no lead).
-        self.lead_source = char_class_source(ranges) if self._lead_class is not None else None
-        if self._lead_class is not None:
-            lead = self.lead_source
-            if heads_source is not None:
-                tails.append(f"(?<!{lead}){lead}*(?:{heads_source})\\Z")
-            tails.append(f"(?<!{lead}){lead}+\\Z")
-        elif heads_source is not None:
-            tails.append(f"(?:{heads_source})\\Z")
-        self.hold = "|".join(tails) if self.simple and tails else None
-
-    @property
-    def quiet_search(self):
-        """The compiled search behind :meth:`quiet` (its ``search`` method), or None."""
-        return None if self._danger is None else self._danger.search
-
-    def quiet(self, text: str, lo: int, hi: int) -> bool:
-        """Whether a search of ``text[lo:hi]`` from ``lo`` ends with no attempt alive
-        and no match found."""
-        return self._danger is not None and self._danger.search(text, lo, hi) is None
-
-    @property
-    def lead_class(self):
-        """The compiled class of lead characters, or None."""
-        return self._lead_class
-
-    def pending(self, text: str, lo: int) -> int:
-        """Where a search of ``text`` from ``lo`` pends (``len(text)``: nowhere).
-
-        Only for :attr:`simple` patterns, and text where no literal begins at or
-        after ``lo``: an attempt is then alive at the end exactly when it began
-        where the rest of the text is lead characters, then a literal's
-        beginning; the search reports the leftmost.
-        """
-        n = len(text)
-        at = n
-        if self._heads is not None:
-            m = self._heads.search(text, max(lo, n - self.heads_reach))
-            if m is not None:
-                at = m.start()
-        if self._lead_class is None:
-            return at
-        start = self.lead_start(text, lo, at)
-        if at < n:  # the run of lead characters ending at the end, without a head
-            start = min(start, self.lead_start(text, lo, n))
-        return start
-
-    def lead_start(self, text: str, lo: int, at: int) -> int:
-        """Where the run of lead characters ending at ``at`` begins (not before ``lo``)."""
-        lead = self._lead_class
-        if lead is not None:
-            while at > lo and lead.match(text, at - 1) is not None:
-                at -= 1
-        return at
-
-    def find(self, text: str, lo: int, hi: int) -> int:
-        """Where the first literal in ``text[lo:hi]`` begins, or -1."""
-        if self._one is not None:
-            return text.find(self._one, lo, hi)
-        if self._any is not None:
-            m = self._any.search(text, lo, hi)
-            return -1 if m is None else m.start()
-        # Otherwise one str.find per literal, over a window that grows until some
-        # literal begins in it: sre's search of an alternation without a common
-        # first character tries a branch at every character that begins one
-        # (every space, for " to=functions."), twenty times slower; and a plain
-        # find per literal over the rest of the text would read far past a near
-        # hit, again and again. The windows read a few times the distance to the
-        # hit, per literal: linear over a parse.
-        # The literal that hit last is tried first: its hit bounds the other
-        # searches, so a literal that never occurs costs little next to one
-        # that occurs on every line.
-        order = self._order
-        width = self._window
-        while lo < hi:
-            edge = lo + width
-            found = -1
-            for literal in order:
-                j = text.find(literal, lo, min(hi, edge + len(literal) - 1))
-                if j >= 0 and (found < 0 or j < found):
-                    found = edge = j
-                    first = literal
-            if found >= 0:
-                if first is not order[0]:
-                    self._order = [first] + [s for s in order if s is not first]
-                return found
-            lo = edge
-            width *= 4
-        return -1
-
-    def backoff(self, text: str, lo: int, edge: int, found: bool = False) -> int:
-        """The earliest start (>= ``lo``) of an attempt alive at ``edge`` that can
-        still match or reach the end of the text alive.
-
-        No literal begins in ``text[lo:edge]``, so such an attempt holds at most
-        part of one, after its lead. ``found``: a literal begins at ``edge``.
-        """
-        if found and self._one is not None and self.lead == 0:
-            # ``edge`` is where the one literal begins. An attempt begun at
-            # t < edge that matches, or is alive at the end of the text, holds the
-            # literal right after its lead: found first if it began before edge,
-            # so only lead characters can come between it and edge.
-            t = edge
-        else:
-            t = edge - self.reach
-        if t <= lo:
-            return lo
-        return self.lead_start(text, lo, t)
-
-
-# Deeper nesting than this is written out flat (see _beginnings), which is quadratic in
-# a literal's length: the compiler cuts a prefilter's literals to this length.
-BEGINNINGS_DEPTH = 100
-
-
-def _beginnings(literals) -> str | None:
-    """A pattern for exactly the literals' non-empty proper beginnings (None: there are none).
-
-    Written as a tree of shared prefixes, ``<(?:\\|(?:c(?:h)?)?)?`` for ``<|ch...``: sre
-    tries an alternation of strings one string at a time at every position it
-    searches from, so the flat list of a long literal's beginnings cost a search some
-    microseconds; the tree is followed only as far as the text agrees with it.
-    """
-    tree: dict = {}
-    for literal in literals:
-        node = tree
-        for ch in literal[:-1]:
-            node = node.setdefault(ch, {})
-    if not tree:
-        return None
-    if max(len(s) for s in literals) > BEGINNINGS_DEPTH:
-        heads = sorted({s[:k] for s in literals for k in range(1, len(s))})
-        return "|".join(_re.escape(h) for h in heads)
-
-    def branch(node: dict) -> str:
-        alternatives = [
-            _re.escape(ch) + (f"(?:{branch(child)})?" if child else "")
-            for ch, child in sorted(node.items())
-        ]
-        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
-
-    return branch(tree)
-
-
-def char_class_source(ranges) -> str:
-    """A stdlib ``re`` character class for inclusive code point ranges (the compiler's
-    capture and chain patterns use it too)."""
-    parts = []
-    for lo, hi in ranges:
-        parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
-    return "[" + "".join(parts) + "]"
-
-
-def _value(source: int, registers: list[int], here: int) -> int:
-    return here if source == CUR else registers[source]
-
-
-def _save_slot(position: int):
-    """Capture slots per group: (committed start, committed end, open start).
-
-    A group's value changes only when it closes, as in a backtracking matcher: a
-    new iteration that opens the group but runs out of text leaves the value of
-    the last completed iteration in place.
-    """
-
-    def save(payload, slot):
-        slots, end = payload
-        group, closing = divmod(slot, 2)
-        base = 3 * group
-        if closing:
-            committed = (slots[base + 2], position)
-            return slots[:base] + committed + slots[base + 2 :], end
-        return slots[: base + 2] + (position,) + slots[base + 3 :], end
-
-    return save
-
-
-def _end_at(position: int):
-    def mark(payload):
-        return payload if payload[1] != -1 else (payload[0], position)
-
-    return mark
-
-
-def _group_text(text: str, slots: tuple[int, ...], index: int) -> str | None:
-    start, end = slots[3 * index], slots[3 * index + 1]
-    if start < 0 or end < 0 or end < start:
-        return None
-    return text[start:end]
+    program = Program(
+        data["pattern"], states, n["start"], dict(n["group_names"]), n["group_count"],
+        n["needs_input"], n["anchored"], n["uses_word_boundary"], n["uses_start"],
+    )
+    a = data["alphabet"]
+    interval_class = tuple(a["interval_class"])
+    words = set(a["word_classes"])
+    size = max(interval_class) + 1
+    classes = CharClasses(
+        tuple(a["starts"]), interval_class,
+        tuple(frozenset(x) for x in a["accepts"]),
+        tuple(k in words for k in range(size)),
+    )
+    pre = data.get("prefilter")
+    prefilter = None if pre is None else Prefilter(pre)
+    late = data.get("late")
+    return CompiledRegex(
+        program, classes, DfaTables(data["dfa"]), prefilter, data.get("captures"),
+        data.get("lazy_tail"), data.get("branches"),
+        None if late is None else regex_from_data(late),
+    )
 
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.content [text]

@@ -27,7 +27,7 @@ import re
 
 from ..dialect import ast
 from ..dialect.charsets import CharSet
-from ..runtime.engine import char_class_source
+from ..runtime.prefilter import char_class_source
 from .linearity import backtracking_facts
 
 # re reads \NNN of three octal digits as a character, not group NNN.

@@ -37,7 +37,7 @@ tag-pair shape ``<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>`` of transformers' own
 tests, matched in one scan although no automaton can recognise it.
 
 :func:`chain_plan` checks the shape and returns the plan that
-:class:`rtcompiler.runtime.engine.TagChain` runs, or None.
+:class:`rtcompiler.runtime.tag_chain.TagChain` runs, or None.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ import re
 
 from ..dialect import ast
 from ..dialect.charsets import ANY, CharSet
-from ..runtime.engine import char_class_source
+from ..runtime.prefilter import char_class_source
 
 
 class _NotChain(Exception):

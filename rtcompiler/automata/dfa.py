@@ -45,7 +45,8 @@ from typing import Any
 
 from ..dialect.charsets import derive
 from ..dialect.errors import PatternError
-from ..runtime.engine import CUR, EOF, PREV_OTHER, PREV_START, PREV_WORD, DfaTables, Machine  # noqa: F401
+from ..runtime.dfa import DfaTables  # noqa: F401
+from ..runtime.pikevm import CUR, EOF, PREV_OTHER, PREV_START, PREV_WORD, Machine  # noqa: F401
 from .alphabet import Alphabet
 from .nfa import CHAR, Nfa
 

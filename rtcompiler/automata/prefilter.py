@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ..dialect import ast
 from ..dialect.charsets import CharSet
-from ..runtime.engine import BEGINNINGS_DEPTH
+from ..runtime.prefilter import BEGINNINGS_DEPTH
 
 # Literals are cut to this length (see prefilter_data): the depth to which a module
 # writes their beginnings as a tree of shared prefixes.

@@ -35,7 +35,11 @@ import functools
 from ..dialect import ast
 from ..dialect.errors import PatternError
 from ..dialect.parser import parse_pattern
-from ..runtime.engine import CompiledRegex, Match, Prefilter, Scanner, TagChain, regex_from_data
+from ..runtime.compiled_regex import CompiledRegex, regex_from_data
+from ..runtime.match import Match
+from ..runtime.prefilter import Prefilter
+from ..runtime.scanner import Scanner
+from ..runtime.tag_chain import TagChain
 from .capture import capture_pattern, lazy_tail_pattern
 from .chain import chain_plan
 from .dfa import Dfa

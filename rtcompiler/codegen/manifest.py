@@ -34,8 +34,13 @@ class Section:
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section("engine", "engine"),
-    Section("engine", "chain", ("engine",)),
+    Section("pikevm", "pikevm"),
+    Section("dfa", "dfa"),
+    Section("match", "match"),
+    Section("prefilter", "prefilter"),
+    Section("scanner", "scanner", ("pikevm", "match")),
+    Section("compiled_regex", "compiled_regex", ("pikevm", "dfa", "match", "prefilter", "scanner")),
+    Section("tag_chain", "chain", ("compiled_regex", "match", "prefilter")),
     Section("content", "content_error"),
     Section("content", "text"),
     Section("content", "int", ("text",)),
@@ -51,9 +56,9 @@ SECTIONS: tuple[Section, ...] = (
     Section("transform", "transform_each", ("transform",)),
     Section("functions", "tool_schema"),
     Section("tools", "tool_coercion", ("tool_schema",)),
-    Section("regions", "regions", ("engine",)),
+    Section("regions", "regions", ("compiled_regex",)),
     Section("strings", "json_strings"),
-    Section("whole", "whole", ("engine", "json_strings")),
+    Section("whole", "whole", ("compiled_regex", "json_strings")),
     Section("memo", "memo", ("whole",)),
     Section("stream", "stream", ("regions", "whole", "memo")),
     Section("stream", "lenient", ("stream",)),

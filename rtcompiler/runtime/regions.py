@@ -10,7 +10,7 @@ glossary). :func:`truncate_at_last_anchor` cuts the prompt prefix.
 
 from __future__ import annotations
 
-from .engine import _beginnings
+from .prefilter import _beginnings
 
 # isort: split
 

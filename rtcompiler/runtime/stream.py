@@ -43,7 +43,7 @@ Glossary of the words the code uses in its own sense:
 from __future__ import annotations
 
 # A generated module defines these in the sections before this one.
-from .engine import Match
+from .match import Match
 from .memo import _TRANSITION_HELD, StreamMemo
 from .regions import truncate_at_last_anchor
 from .strings import JsonStrings

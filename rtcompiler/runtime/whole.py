@@ -10,7 +10,7 @@ the engine's :class:`Match`; the stream's answers use them too.
 
 from __future__ import annotations
 
-from .engine import Match
+from .match import Match
 from .regions import cut_open_length
 from .strings import JsonStrings
 

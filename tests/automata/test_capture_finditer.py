@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from rtcompiler.automata import compile_regex, compile_tag_pattern
 from rtcompiler.dialect import PatternError
 from rtcompiler.dialect.charsets import CharSet
-from rtcompiler.runtime.engine import char_class_source
+from rtcompiler.runtime.prefilter import char_class_source
 
 from ..sweeps import examples
 from .strategies import (

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from rtcompiler.automata import compile_regex, compile_tag_pattern
 from rtcompiler.automata.chain import chain_plan
 from rtcompiler.dialect import PatternError, parse_pattern
-from rtcompiler.runtime.engine import TagChain
+from rtcompiler.runtime.tag_chain import TagChain
 
 from ..sweeps import examples
 

@@ -19,7 +19,7 @@ from transformers.utils.chat_parsing import parse_response as ref_parse_response
 from rtcompiler.automata import compile_regex
 from rtcompiler.codegen import load_parser
 from rtcompiler.dialect import PatternError
-from rtcompiler.runtime.engine import CompiledRegex
+from rtcompiler.runtime.compiled_regex import CompiledRegex
 from rtcompiler.template import load_template
 
 from ..sweeps import examples

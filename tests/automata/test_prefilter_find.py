@@ -11,7 +11,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rtcompiler.runtime.engine import Prefilter
+from rtcompiler.runtime.prefilter import Prefilter
 
 
 def _prefilter(literals: list[str]) -> Prefilter:

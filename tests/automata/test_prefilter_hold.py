@@ -12,7 +12,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rtcompiler.runtime.engine import Prefilter
+from rtcompiler.runtime.prefilter import Prefilter
 
 WHITESPACE = [[9, 10], [13, 13], [32, 32]]
 

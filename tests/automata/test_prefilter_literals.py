@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from rtcompiler.automata import compile_regex
 from rtcompiler.automata.prefilter import MAX_LITERALS
-from rtcompiler.runtime.engine import Prefilter, _beginnings
+from rtcompiler.runtime.prefilter import Prefilter, _beginnings
 
 ALPHABET = "ab<| "
 WORDS = st.text(ALPHABET, min_size=1, max_size=3)

@@ -13,7 +13,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rtcompiler.runtime.engine import Prefilter
+from rtcompiler.runtime.prefilter import Prefilter
 
 
 class _StartsRecorded:
