@@ -3023,11 +3023,11 @@ class RegionTable:
         for mode in list(self.walks):
             if type(mode) is tuple:
                 self.walks.pop(mode)
-        # The same per mode, for a stream's walk (see ResponseStream.walk_step), where no
-        # commit yields.
+        # The same per mode, for a stream's walk (see ResponseStream.walk_step). (It only
+        # chooses the commit: in a yielding mode, the stream makes one that yields.)
         self.stream_walks = {
             mode: {landmark: _stream_spot(spot) for landmark, spot in spots.items()}
-            for mode, spots in self.walks.items() if mode not in self.yielding
+            for mode, spots in self.walks.items()
         }
         # Prompt tail -> the stream's state after it (see ResponseStream.remember).
         self.prompt_states: dict = {}
