@@ -5062,7 +5062,17 @@ class ResponseStream(StreamMemo, WholePass):
                 # The text of the strings it passes goes out as the pass's one chunk
                 # of the region's text (see give), as a replay gives it.
                 given = len(events)
-                best, hold_start = self.scan_outside_strings(eos, events)
+                best = None
+                if (
+                    self.end - self.pos > _WALK_HELD
+                    and self.fresh_start - self.pos <= _QUICK_HELD
+                    and not eos and self.held_by is None and self.resume_to is None
+                ):
+                    best = self.walk_step()
+                if best is not None:
+                    self.known = None
+                else:
+                    best, hold_start = self.scan_outside_strings(eos, events)
             else:
                 best = None
                 if (
@@ -5166,7 +5176,9 @@ class ResponseStream(StreamMemo, WholePass):
         scan compares them, is what scan would commit, when none of them may still
         pend: an entry whose form does not match there, or whose match runs to the end
         of the text (and may grow), or whose longer literal the text may still complete.
-        Then the walk stops and scan decides, reading the same text again. So the walk
+        Then the walk stops and scan decides, reading the same text again. In a region
+        whose close counts only outside the body's JSON strings, a landmark in a string
+        is passed over, and only the region's own close is committed. So the walk
         reads at most _FORM_READ characters to a landmark, and is asked (see process)
         only where the text held before the last piece is short: a landmark where it
         stops (a header still arriving) is tried again with the next piece, reading at
@@ -5177,6 +5189,19 @@ class ResponseStream(StreamMemo, WholePass):
         spots = table.stream_walks.get(self.current)
         if spots is None or self.formed > _WHOLE_READS * self.end:
             return None
+        probe = None
+        if self.current in table.string_modes:
+            # A close that counts only outside the body's strings (see
+            # scan_outside_strings): they are read up to pos, then, on a copy (the
+            # region ends at the commit), up to each landmark. One in a string is region
+            # text, as scan_outside_strings finds it: the walk goes on after it.
+            strings = self.strings
+            if strings is None:
+                return None
+            if strings.at < self.pos:
+                self.strings_read()
+            probe = JsonStrings(strings.at)
+            probe.inside, probe.odd = strings.inside, strings.odd
         held, base = self.held()
         lo = self.pos - base
         n = len(held)
@@ -5186,7 +5211,11 @@ class ResponseStream(StreamMemo, WholePass):
         while found is not None:
             plan = spots.get(found.group(), _SLOW)
             if plan is not _SLOW:
-                break
+                if probe is None:
+                    break
+                self.examined += probe.advance(held, base, found.start() + base)
+                if not probe.inside:
+                    break
             found = search(held, found.end(), hi)
         else:
             self.examined += hi - lo
@@ -5232,6 +5261,8 @@ class ResponseStream(StreamMemo, WholePass):
         if best is None:
             return None
         kind, region, regex, m, start, end = best
+        if probe is not None and (kind != "close" or region.name != self.current or start != at):
+            return None  # (scan_outside_strings decides any other commit)
         if m is None:
             return kind, region, Match(start + base, end + base, False)
         return kind, region, _form_match(regex, m, base)

@@ -105,6 +105,39 @@ def test_what_the_walk_reads_does_not_grow_with_the_text() -> None:
     assert work[1] <= work[0] * 1.05 + 0.05, work
 
 
+def test_a_close_written_in_an_argument_is_not_walked_into() -> None:
+    # The bundled Harmony grammar counts "<|call|>" only outside the arguments' JSON
+    # strings (close-outside-strings). Fed 256 characters at a time, the walk commits the
+    # calls' real closes, and a close written inside a string stays argument text.
+    module = _module("gpt_oss")
+    call = (
+        "<|start|>assistant to=functions.note<|channel|>commentary json<|message|>"
+        '{"text": "end it with <|call|> then stop", "n": 1}<|call|>'
+    )
+    text = "<|channel|>analysis<|message|>Noting.<|end|>" + call * 30
+    whole = module.parse_response(text, prefix="")
+    closes = []
+    walk = module.ResponseStream.walk_step
+
+    def counted(self):
+        found = walk(self)
+        if found is not None and found[0] == "close" and found[1].name == "tool_calls":
+            closes.append(found[2].start)
+        return found
+
+    module.ResponseStream.walk_step = counted
+    try:
+        _, message = _stream(module, text, 256)
+    finally:
+        module.ResponseStream.walk_step = walk
+    assert message == whole
+    assert [c["function"]["arguments"]["text"] for c in message["tool_calls"]] == [
+        "end it with <|call|> then stop"
+    ] * 30
+    assert len(closes) >= 20, closes
+    assert all(text.startswith("<|call|><|start|>", c) or c == len(text) - 8 for c in closes)
+
+
 _PIECES = {
     "gpt_oss:strict": (
         "<|channel|>analysis<|message|>", "<|channel|>final<|message|>", "<|end|>",
