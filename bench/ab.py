@@ -1,0 +1,157 @@
+"""``python -m bench.ab``: two of our generated parsers side by side, in one process.
+
+The bench's cells (ours/reference) move by 10-15% between runs of the same code on a
+shared machine, more than a change of a few percent. Here both parsers run in the same
+process, alternating round by round, so that whatever slows the machine slows both:
+
+* ``--base REV`` compares the module this checkout generates with the one the checkout
+  at git revision ``REV`` generates (made in a temporary ``git worktree``): the A/B of a
+  change, as the commit messages and closing notes give it;
+* ``--strict`` compares a bundled grammar's robust form with its strict form: what the
+  opt-in extensions cost.
+
+Each round streams every cut of 8 realistic outputs of the style once (up to 16 cuts),
+with what the parsers remember of earlier streams forgotten first, as a server meets a
+new output; a parse mode parses the 8 outputs 4 times. The ratio printed is of the
+minimum time per stream over the rounds (``new/old``, or ``robust/strict``).
+
+    python -m bench.ab --base HEAD~1 --style gpt_oss --size 1K --modes feed64,feed256
+    python -m bench.ab --strict --style qwen3 --size 8K
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+from . import outputs
+from .run import chunked
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def module_from_source(source: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    exec(compile(source, name, "exec"), module.__dict__)
+    return module
+
+
+def source_at(tree: Path, template: dict) -> str:
+    """The module the compiler in checkout ``tree`` generates for ``template``."""
+    program = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); "
+        "from rtcompiler import compile_template; "
+        "sys.stdout.write(compile_template(json.loads(sys.stdin.read())).source)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", program, str(tree)], input=json.dumps(template),
+        capture_output=True, text=True, check=True,
+    ).stdout
+
+
+def forget(module: types.ModuleType) -> None:
+    """What a generated parser remembers of earlier streams, forgotten."""
+    table = module.TABLE
+    for region in table.regions:
+        for delimiter in (region.open, region.close):
+            if delimiter is not None:
+                regex = delimiter.regex
+                regex.partials.clear()
+                regex.settled_at.clear()
+                regex.settled_lengths.clear()
+    table.transitions.clear()
+
+
+def timed(module: types.ModuleType, mode: str, outs: list) -> float:
+    """Seconds per stream (or parse) of one round, after two runs to warm up."""
+    k = 0 if mode == "parse" else int(mode.removeprefix("feed"))
+    runs = [(o, 0) for o in outs] * 4 if k == 0 else [
+        (outs[i % len(outs)], (i // len(outs)) % k) for i in range(len(outs) * min(k, 16))
+    ]
+
+    def go(part):
+        for out, first in part:
+            if k == 0:
+                module.parse_response(out.text, prefix=out.prefix, tools=out.tools)
+            else:
+                parser = module.ResponseParser(out.prefix, tools=out.tools)
+                for piece in chunked(out.text, k, first):
+                    parser.feed(piece)
+                parser.finalize()
+
+    forget(module)
+    go(runs[:2])
+    start = time.process_time()
+    go(runs[2:])
+    return (time.process_time() - start) / (len(runs) - 2)
+
+
+def compare(a: types.ModuleType, b: types.ModuleType, style: str, size: int, modes: list,
+            rounds: int) -> list[tuple[str, float, float]]:
+    """Per mode: (mode, best seconds of ``a``, best of ``b``), alternating a and b."""
+    outs = [outputs.realistic(style, "mixed", size, seed=s) for s in range(8)]
+    found = []
+    for mode in modes:
+        best = [float("inf"), float("inf")]
+        for r in range(rounds):
+            for i in ((0, 1) if r % 2 else (1, 0)):
+                best[i] = min(best[i], timed((a, b)[i], mode, outs))
+        found.append((mode, best[0], best[1]))
+    return found
+
+
+def _size(text: str) -> int:
+    return int(text[:-1]) * 1024 if text.upper().endswith("K") else int(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.ab", description=__doc__.split("\n")[0])
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--base", help="git revision to compare this checkout with")
+    which.add_argument("--strict", action="store_true", help="robust form against strict form")
+    parser.add_argument("--style", default="gpt_oss", choices=sorted(outputs.ALL_STYLES))
+    parser.add_argument("--robust", action="store_true", help="with --base: the robust form")
+    parser.add_argument("--size", default="1K", help="output size (1K, 8K, ...)")
+    parser.add_argument("--modes", default="parse,feed4,feed64,feed256")
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args(argv)
+    size, modes = _size(args.size), args.modes.split(",")
+    if args.strict:
+        names = ("strict", "robust")
+        a = module_from_source(source_at(ROOT, outputs.response_template(args.style)), "strict")
+        b = module_from_source(
+            source_at(ROOT, outputs.response_template(args.style, True)), "robust"
+        )
+    else:
+        names = ("old", "new")
+        template = outputs.response_template(args.style, args.robust)
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp) / "base"
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(tree),
+                 args.base], check=True,
+            )
+            try:
+                a = module_from_source(source_at(tree, template), "old")
+            finally:
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                    check=True,
+                )
+        b = module_from_source(source_at(ROOT, template), "new")
+    label = args.style + (" robust" if args.robust else "")
+    print(f"{label} {args.size}, min of {args.rounds} rounds, us per stream or parse")
+    print(f"{'mode':8s} {names[0]:>8s} {names[1]:>8s} {names[1] + '/' + names[0]:>14s}")
+    for mode, t0, t1 in compare(a, b, args.style, size, modes, args.rounds):
+        print(f"{mode:8s} {t0 * 1e6:8.1f} {t1 * 1e6:8.1f} {t1 / t0:14.3f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
