@@ -4800,37 +4800,27 @@ class ResponseStream(StreamMemo, WholePass):
                 # The text of the strings it passes goes out as the pass's one chunk
                 # of the region's text (see give), as a replay gives it.
                 given = len(events)
-                best = None
-                if (
-                    self.end - self.pos > _WALK_HELD
-                    and self.fresh_start - self.pos <= _QUICK_HELD
-                    and not eos and self.held_by is None and self.resume_to is None
-                ):
-                    best = self.walk_step()
-                if best is not None:
-                    self.known = None
-                else:
-                    best, hold_start = self.scan_outside_strings(eos, events)
+            best = None
+            if (
+                self.end - self.pos > _WALK_HELD
+                and self.fresh_start - self.pos <= _QUICK_HELD
+                and not eos and self.held_by is None and self.resume_to is None
+            ):
+                best = self.walk_step()
+            if best is not None:
+                # (The answer the feed already had, from pos, is the walk's at pos, or
+                # is of a later match.)
+                self.known = None
+            elif strung:
+                best, hold_start = self.scan_outside_strings(eos, events)
             else:
-                best = None
-                if (
-                    self.end - self.pos > _WALK_HELD
-                    and self.fresh_start - self.pos <= _QUICK_HELD
-                    and not eos and self.held_by is None and self.resume_to is None
-                ):
-                    best = self.walk_step()
-                    if best is not None:
-                        # (The answer the feed already had, from pos, is the walk's
-                        # at pos, or is of a later match.)
-                        self.known = None
-                if best is None:
-                    best, hold_start = self.scan(
-                        self.table.watches[
-                            self.current if self.resume_to is None
-                            else (self.current, self.resume_to)
-                        ],
-                        eos,
-                    )
+                best, hold_start = self.scan(
+                    self.table.watches[
+                        self.current if self.resume_to is None
+                        else (self.current, self.resume_to)
+                    ],
+                    eos,
+                )
             if best is not None:
                 kind, region, m = best
                 if m.start > self.pos:
