@@ -31,6 +31,7 @@ import types
 from pathlib import Path
 
 from . import outputs
+from .engines import remembered
 from .run import chunked
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,15 +58,8 @@ def source_at(tree: Path, template: dict) -> str:
 
 def forget(module: types.ModuleType) -> None:
     """What a generated parser remembers of earlier streams, forgotten."""
-    table = module.TABLE
-    for region in table.regions:
-        for delimiter in (region.open, region.close):
-            if delimiter is not None:
-                regex = delimiter.regex
-                regex.partials.clear()
-                regex.settled_at.clear()
-                regex.settled_lengths.clear()
-    table.transitions.clear()
+    for kept in remembered(module):
+        kept.clear()
 
 
 def timed(module: types.ModuleType, mode: str, outs: list) -> float:

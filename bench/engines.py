@@ -93,6 +93,20 @@ class Ours(Engine):
         return self.module.ResponseParser(prefix, tools=tools)
 
 
+def remembered(module: Any) -> list:
+    """What a generated parser module keeps from earlier streams (see OursFresh), as the
+    containers to clear to forget it."""
+    table = module.TABLE
+    regexes = [
+        delimiter.regex
+        for region in table.regions
+        for delimiter in (region.open, region.close)
+        if delimiter is not None
+    ]
+    return [r.partials for r in regexes] + [r.settled_at for r in regexes] + [
+        r.settled_lengths for r in regexes] + [table.transitions]
+
+
 class OursFresh(Ours):
     """Ours with nothing kept from earlier streams: every stream meets each tool-call
     header for the first time. A compiled parser remembers what a search answered for
@@ -103,15 +117,7 @@ class OursFresh(Ours):
 
     def __init__(self, template: dict) -> None:
         super().__init__(template)
-        table = self.module.TABLE
-        regexes = [
-            delimiter.regex
-            for region in table.regions
-            for delimiter in (region.open, region.close)
-            if delimiter is not None
-        ]
-        self.kept = [r.partials for r in regexes] + [r.settled_at for r in regexes] + [
-            r.settled_lengths for r in regexes] + [table.transitions]
+        self.kept = remembered(self.module)
 
     def forget(self) -> None:
         for kept in self.kept:

@@ -3268,8 +3268,8 @@ def _walk_spot(landmark, found):
 def _stream_spot(spot):
     """A walk spot (see ``_walk_spot``) as a stream's walk reads it: per watch entry,
     ``(kind, region, regex, lead, form, literals, longest)``: ``regex`` None for a
-    literal delimiter (the landmark is its match), else its lead characters' ``match``
-    (or None), its stream form, and the literals one of which must stand at the
+    literal delimiter (the landmark is its match), else its prefilter where it has a lead
+    class (or None), its stream form, and the literals one of which must stand at the
     landmark for it to match there, and the longest of them (or None, 0). None when an
     entry has no stream form that a match found stands by (see ResponseStream.answer):
     the stream's watchers are asked there."""
@@ -3284,10 +3284,10 @@ def _stream_spot(spot):
         regex = delimiter.regex
         if regex.form_dollar or regex.captures_stream is None:
             return None
-        lead = regex.prefilter._lead_class
+        pre = regex.prefilter
         plan.append((
-            kind, region, regex, None if lead is None else lead.match, regex.captures_stream,
-            literals, longest,
+            kind, region, regex, None if pre.lead_class is None else pre,
+            regex.captures_stream, literals, longest,
         ))
     return tuple(plan)
 
@@ -4912,10 +4912,7 @@ class ResponseStream(StreamMemo, WholePass):
                     return None
                 m = None
             else:
-                start = at
-                if lead is not None:
-                    while start > lo and lead(held, start - 1) is not None:
-                        start -= 1
+                start = at if lead is None else lead.lead_start(held, lo, at)
                 m = (form if start + base or not regex.form_start else regex.captures_first).match(
                     held, start
                 )
@@ -4925,14 +4922,13 @@ class ResponseStream(StreamMemo, WholePass):
                 end = m.end()
                 self.examined += end - start
                 self.formed += end - start
-            if best is not None:
-                key = (start, start - end, 0 if kind == "open" else 1, region.name)
-                if key >= best_key:
-                    continue
-            elif len(plan) > 1:
-                key = (start, start - end, 0 if kind == "open" else 1, region.name)
-            else:
-                key = None
+            # (scan's order: a lone entry has nothing to be compared with)
+            key = (
+                None if len(plan) == 1
+                else (start, start - end, 0 if kind == "open" else 1, region.name)
+            )
+            if best is not None and key >= best_key:
+                continue
             best_key, best = key, (kind, region, regex, m, start, end)
         if best is None:
             return None

@@ -485,8 +485,8 @@ def _walk_spot(landmark, found):
 def _stream_spot(spot):
     """A walk spot (see ``_walk_spot``) as a stream's walk reads it: per watch entry,
     ``(kind, region, regex, lead, form, literals, longest)``: ``regex`` None for a
-    literal delimiter (the landmark is its match), else its lead characters' ``match``
-    (or None), its stream form, and the literals one of which must stand at the
+    literal delimiter (the landmark is its match), else its prefilter where it has a lead
+    class (or None), its stream form, and the literals one of which must stand at the
     landmark for it to match there, and the longest of them (or None, 0). None when an
     entry has no stream form that a match found stands by (see ResponseStream.answer):
     the stream's watchers are asked there."""
@@ -501,10 +501,10 @@ def _stream_spot(spot):
         regex = delimiter.regex
         if regex.form_dollar or regex.captures_stream is None:
             return None
-        lead = regex.prefilter._lead_class
+        pre = regex.prefilter
         plan.append((
-            kind, region, regex, None if lead is None else lead.match, regex.captures_stream,
-            literals, longest,
+            kind, region, regex, None if pre.lead_class is None else pre,
+            regex.captures_stream, literals, longest,
         ))
     return tuple(plan)
 

@@ -711,10 +711,7 @@ class ResponseStream(StreamMemo, WholePass):
                     return None
                 m = None
             else:
-                start = at
-                if lead is not None:
-                    while start > lo and lead(held, start - 1) is not None:
-                        start -= 1
+                start = at if lead is None else lead.lead_start(held, lo, at)
                 m = (form if start + base or not regex.form_start else regex.captures_first).match(
                     held, start
                 )
@@ -724,14 +721,13 @@ class ResponseStream(StreamMemo, WholePass):
                 end = m.end()
                 self.examined += end - start
                 self.formed += end - start
-            if best is not None:
-                key = (start, start - end, 0 if kind == "open" else 1, region.name)
-                if key >= best_key:
-                    continue
-            elif len(plan) > 1:
-                key = (start, start - end, 0 if kind == "open" else 1, region.name)
-            else:
-                key = None
+            # (scan's order: a lone entry has nothing to be compared with)
+            key = (
+                None if len(plan) == 1
+                else (start, start - end, 0 if kind == "open" else 1, region.name)
+            )
+            if best is not None and key >= best_key:
+                continue
             best_key, best = key, (kind, region, regex, m, start, end)
         if best is None:
             return None
