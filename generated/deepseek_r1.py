@@ -1083,9 +1083,6 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
-        # Whether the form holds a lookahead: a match may then end where the next
-        # delimiter begins, at one landmark (see regions._walks).
-        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         # Whether the form holds ^, written as a lookahead that fails: held text may begin
         # after the start of the output, so re's own ^ would not do. At the start,
         # over text that begins there, the form with \A instead (see form_at).
@@ -3244,7 +3241,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
+                regex.captures is None or not regex.tail or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break
@@ -3540,7 +3537,6 @@ class WholePass:
         """``process(events, eos=True)`` for ``parse_whole``: the same commits, in a
         loop of its own that makes no events (nobody reads them) and asks each
         watcher's remembered answer first (see :meth:`complete`)."""
-        whole = self.whole
         held, base = self.held()
         table = self.table
         if (
@@ -3549,43 +3545,20 @@ class WholePass:
             and self.walk(held, base, table.walks)
         ):
             return
-        watches = table.watches
         string_modes = table.string_modes
         while True:
-            pos = self.pos
-            best = best_kind = best_region = None
             if self.current in string_modes:
-                found = self.scan_outside_strings(True, None)[0]
-                if found is not None:
-                    best_kind, best_region, best = found
-            for kind, region, delimiter, watcher in (
-                () if self.current in string_modes else watches[
-                    self.current if self.resume_to is None else (self.current, self.resume_to)
-                ]
-            ):
-                cached = whole.get(watcher)
-                if (
-                    cached is not None and cached is not _SLOW and cached[0] <= pos
-                    and (cached[1] is None or pos <= cached[1].start)
-                ):
-                    m = cached[1]
-                else:
-                    m = self.complete(watcher, delimiter)
-                    if m is _SLOW:
-                        m = self.answer(watcher, delimiter, True)
-                # The earliest start wins; ties go by the order of scan's keys.
-                if m is not None and (
-                    best is None or m.start < best.start
-                    or m.start == best.start and (
-                        (m.start - m.end, 0 if kind == "open" else 1, region.name)
-                        < (best.start - best.end, 0 if best_kind == "open" else 1,
-                           best_region.name)
-                    )
-                ):
-                    best, best_kind, best_region = m, kind, region
+                best, best_kind, best_region = self.first_outside_strings()
+            else:
+                best, best_kind, best_region = self.first_complete()
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
-            left = self.current in string_modes or self.current in table.yielding
+            # A commit that leaves a mode the walk does not go through (or stops in)
+            # may come back to one it does.
+            left = (
+                self.current not in table.walks or self.current in string_modes
+                or self.current in table.yielding
+            )
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
                 best.captured() if best_kind == "open" else None,
@@ -3597,6 +3570,70 @@ class WholePass:
             ):
                 return  # back from a region that is not walked, to the walk
         self.end_whole(held, base)
+
+    def first_complete(self):
+        """The earliest match from ``pos`` among the watchers of the mode, with each
+        watcher's remembered answer asked first: ``(Match, kind, region)``, or Nones."""
+        whole = self.whole
+        pos = self.pos
+        best = best_kind = best_region = None
+        for kind, region, delimiter, watcher in self.table.watches[
+            self.current if self.resume_to is None else (self.current, self.resume_to)
+        ]:
+            cached = whole.get(watcher)
+            if (
+                cached is not None and cached is not _SLOW and cached[0] <= pos
+                and (cached[1] is None or pos <= cached[1].start)
+            ):
+                m = cached[1]
+            else:
+                m = self.complete(watcher, delimiter)
+                if m is _SLOW:
+                    m = self.answer(watcher, delimiter, True)
+            # The earliest start wins; ties go by the order of scan's keys.
+            if m is not None and (
+                best is None or m.start < best.start
+                or m.start == best.start and (
+                    (m.start - m.end, 0 if kind == "open" else 1, region.name)
+                    < (best.start - best.end, 0 if best_kind == "open" else 1,
+                       best_region.name)
+                )
+            ):
+                best, best_kind, best_region = m, kind, region
+        return best, best_kind, best_region
+
+    def first_outside_strings(self):
+        """``first_complete`` in a region whose close counts only outside the body's
+        strings: what ``scan_outside_strings`` finds at the end of the output, with
+        the whole text's searches. A match that begins inside a string gives the text
+        up to the string's end to the region, and the search goes on after it."""
+        strings = self.strings
+        if strings is None:
+            strings = self.strings = JsonStrings(self.pos)
+        elif strings.at < self.pos:
+            self.strings_read()
+        n = self.end
+        held, base = self.held()
+        while True:
+            if strings.inside:
+                stop, read = strings.skip(held, base, n)
+                self.examined += read
+                if stop is None:
+                    found = self.close_in_open_string(self.table.watches[
+                        self.current if self.resume_to is None
+                        else (self.current, self.resume_to)
+                    ])[0]
+                    return (None, None, None) if found is None else (
+                        found[2], found[0], found[1]
+                    )
+                self.region_text(None, stop, 0)
+            best = self.first_complete()
+            m = best[0]
+            at = n if m is None or m.start >= n else m.start
+            self.examined += strings.advance(held, base, at)
+            if not strings.inside or at >= n:
+                return best
+            self.region_text(None, at, 0)
 
     def commit_whole(self, held, base, start, end, kind, region, captures):
         """One commit of a whole-text pass: the text before ``start`` goes to the open
@@ -3762,7 +3799,10 @@ class WholePass:
                     cut = True
                     break
             by_literal = walks.get(current)
-            if by_literal is None:
+            if by_literal is None or end - base < found.end():
+                # (A mode not walked; or a match that ends before its landmark does, at
+                # a lookahead, which may look at the next mode's first landmark: the
+                # loop goes on from there.)
                 done = False
                 break
         else:

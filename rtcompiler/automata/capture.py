@@ -95,8 +95,6 @@ def capture_pattern(pattern: ast.Pattern, literals: list[str] | None = None) -> 
         # reads past a bounded number of the literals after it, so attempts at every
         # literal read each character a bounded number of times (see WholePass.complete).
         form["runs"] = True
-    if emitter.lookahead:
-        form["ahead"] = True  # it may end where a lookahead looks on, consuming nothing there
     if first is not None:
         form["start"] = first
         root = pattern.root
@@ -324,7 +322,6 @@ class _Emitter:
         self.names: dict[str, list[str]] = {}
         self.groups = 0  # re groups opened so far, in source order: backreferences need them
         self.atomic: set[int] = set()  # ids of the loops written as atomic runs (absorbed)
-        self.lookahead = False  # whether a lookahead was written
         self.ahead_runs: list[CharSet] = []  # the sets lookaheads' loops read
         self.start = False  # whether ^ (or \A) was written
         self.whole = False  # whether $ or \Z was written, or a lookahead with loops
@@ -416,7 +413,6 @@ class _Emitter:
             inner_source, inner = self.emit(node.item, in_loop, None)
             if inner:
                 raise _Unsupported
-            self.lookahead = True
             if looping:
                 self.ahead_runs.extend(_loop_sets(node.item))
                 self.whole = True  # a streamed text may end inside the run

@@ -151,9 +151,6 @@ class CompiledRegex:
         # (``tail``).
         self.apart = captures is not None and bool(captures.get("apart"))
         self.tail = captures is not None and bool(captures.get("tail"))
-        # Whether the form holds a lookahead: a match may then end where the next
-        # delimiter begins, at one landmark (see regions._walks).
-        self.form_ahead = captures is not None and bool(captures.get("ahead"))
         # Whether the form holds ^, written as a lookahead that fails: held text may begin
         # after the start of the output, so re's own ^ would not do. At the start,
         # over text that begins there, the form with \A instead (see form_at).

@@ -454,7 +454,7 @@ def _walks(watches, landmark_of):
             regex = delimiter.regex
             pre = regex.prefilter
             if delimiter.fixed is None and (
-                regex.captures is None or not regex.tail or regex.form_ahead or pre.lead
+                regex.captures is None or not regex.tail or pre.lead
                 or pre.lead_class is not None and holds_a_literal_character(pre)
             ):
                 break

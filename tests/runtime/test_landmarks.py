@@ -266,3 +266,41 @@ def test_a_landmark_two_regions_open_with_goes_to_the_longer_match():
     assert walks.parse_response("<a>f>x</call>y", prefix="")["tool_calls"][0]["function"] == {
         "name": "f", "arguments": "x",
     }
+
+
+# Qwen3's call close: "</call>" and the spaces after it, or nothing where the turn ends
+# (a lookahead). The zero-width match ends before its landmark does, where the next
+# mode's close begins: the walk leaves the rest to the loop there.
+AHEAD = _spec("<think>", "</think>", r"<call (?P<name>[^>]+)>", "</call>", ["<end>", "<eos>"])
+del AHEAD["fields"]["tool_calls"]["close"]
+AHEAD["fields"]["tool_calls"]["close_pattern"] = r"</call>\s*|(?=<eos>)"
+AHEADS, AHEAD_LOOP = _walking(AHEAD, True), _walking(AHEAD, False)
+AHEAD_REFERENCE = load_response_template(AHEAD)
+
+
+def test_a_close_ending_at_a_lookahead_is_walked_and_lets_the_turn_end_there():
+    assert "tool_calls" in AHEADS.TABLE.walks
+    text = "a<call f>{}</call>\n b<call g>[1]<eos>"
+    stream = AHEADS.ResponseStream(AHEADS.TABLE, "")
+    message = stream.parse_whole(text)
+    assert message == {"content": "b", "tool_calls": [  # (content does not repeat)
+        {"type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"type": "function", "function": {"name": "g", "arguments": "[1]"}},
+    ]}
+    assert message == AHEAD_LOOP.parse_response(text, prefix="")
+    assert message == reference_parse(text, AHEAD_REFERENCE, prefix="")
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(st.sampled_from(LEADLESS_PIECES), max_size=30), prefix=st.sampled_from(
+    ["", "<|start|>assistant", "<|start|>assistant<call x>"]
+))
+def test_a_walk_through_lookahead_closes_answers_as_the_loop_and_the_reference(parts, prefix):
+    text = "".join(parts)
+    walked = _outcome(lambda: AHEADS.parse_response(text, prefix=prefix))
+    assert walked == _outcome(lambda: AHEAD_LOOP.parse_response(text, prefix=prefix))
+    ref = _outcome(lambda: reference_parse(text, AHEAD_REFERENCE, prefix=prefix))
+    if walked[0] == ref[0] == "error":
+        assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
+    else:
+        assert walked == ref

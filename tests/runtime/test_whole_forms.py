@@ -209,7 +209,7 @@ def test_alternations_of_forms_and_lookaheads_get_branches() -> None:
         regex = module.TABLE.by_name["t"].close.regex
         # (The whole has a form too now, its lookahead written in: a streamed search
         # answers from the branches, a whole-text parse with the form.)
-        assert regex.branches is not None and regex.form_ahead, pattern
+        assert regex.branches is not None and regex.captures is not None, pattern
 
 
 _BRANCH_MODULES: dict = {}
