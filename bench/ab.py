@@ -8,7 +8,9 @@ process, alternating round by round, so that whatever slows the machine slows bo
   at git revision ``REV`` generates (made in a temporary ``git worktree``): the A/B of a
   change, as the commit messages and closing notes give it;
 * ``--strict`` compares a bundled grammar's robust form with its strict form: what the
-  opt-in extensions cost.
+  opt-in extensions cost;
+* ``--since REV`` compares the robust form here with the grammar as it was bundled at
+  ``REV``, compiled there: what a user who upgrades sees for the same outputs.
 
 Each round streams every cut of 8 realistic outputs of the style once (up to 16 cuts),
 with what the parsers remember of earlier streams forgotten first, as a server meets a
@@ -17,6 +19,7 @@ minimum time per stream over the rounds (``new/old``, or ``robust/strict``).
 
     python -m bench.ab --base HEAD~1 --style gpt_oss --size 1K --modes feed64,feed256
     python -m bench.ab --strict --style qwen3 --size 8K
+    python -m bench.ab --since 0ceb12b --style qwen3 --size 1K
 """
 
 from __future__ import annotations
@@ -109,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--base", help="git revision to compare this checkout with")
     which.add_argument("--strict", action="store_true", help="robust form against strict form")
+    which.add_argument(
+        "--since", metavar="REV",
+        help="robust form against the grammar as bundled at git revision REV",
+    )
     parser.add_argument("--style", default="gpt_oss", choices=sorted(outputs.ALL_STYLES))
     parser.add_argument("--robust", action="store_true", help="with --base: the robust form")
     parser.add_argument("--size", default="1K", help="output size (1K, 8K, ...)")
@@ -123,16 +130,21 @@ def main(argv: list[str] | None = None) -> int:
             source_at(ROOT, outputs.response_template(args.style, True)), "robust"
         )
     else:
-        names = ("old", "new")
-        template = outputs.response_template(args.style, args.robust)
+        rev = args.base or args.since
+        names = ("old", "new") if args.base else (rev, "robust")
+        template = outputs.response_template(args.style, args.robust or bool(args.since))
         with tempfile.TemporaryDirectory() as tmp:
             tree = Path(tmp) / "base"
             subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(tree),
-                 args.base], check=True,
+                ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(tree), rev],
+                check=True,
             )
             try:
-                a = module_from_source(source_at(tree, template), "old")
+                old = template if args.base else json.loads(
+                    (tree / "rtcompiler" / "grammars" / args.style / "response_template.json")
+                    .read_text(encoding="utf-8")
+                )
+                a = module_from_source(source_at(tree, old), "old")
             finally:
                 subprocess.run(
                     ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
@@ -140,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
         b = module_from_source(source_at(ROOT, template), "new")
     label = args.style + (" robust" if args.robust else "")
+    if args.since:
+        label = f"{args.style}, robust here against as bundled at {args.since}"
     print(f"{label} {args.size}, min of {args.rounds} rounds, us per stream or parse")
     print(f"{'mode':8s} {names[0]:>8s} {names[1]:>8s} {names[1] + '/' + names[0]:>14s}")
     for mode, t0, t1 in compare(a, b, args.style, size, modes, args.rounds):
