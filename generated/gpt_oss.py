@@ -3086,9 +3086,9 @@ def _landmarks(regions):
 
     A whole-text parse then reads the text once, instead of once per watched
     delimiter that has no match left (each such search runs to the end). It
-    needs an alternation sre searches fast (one first character for all) and
-    landmarks whose occurrences never overlap (none begins inside another or
-    itself, none begins another), so that ``finditer`` meets every occurrence.
+    needs landmarks whose occurrences never overlap (none begins inside another or
+    itself, none begins another), so that ``finditer`` meets every occurrence, and
+    alternations sre searches fast: one per first character (see LandmarkSearch).
     A literal that begins with another literal (Harmony's header
     ``<|channel|>analysis<|message|>`` and a bare ``<|channel|>``) is found by the
     shorter one's landmark, where every match holding it begins too; a fixed
@@ -3114,13 +3114,65 @@ def _landmarks(regions):
             last = literal
         landmark_of[literal] = last
     kept = set(landmark_of.values())
-    if (
-        not kept or len({s[0] for s in kept}) != 1 or not fixed <= kept
-        or not _apart(kept)
+    heads = sorted({s[0] for s in kept})
+    if not kept or not fixed <= kept or not _apart(kept) or len(heads) > 1 and (
+        len(heads) > _LANDMARK_HEADS or any(h.isalnum() or h.isspace() for h in heads)
     ):
         return None, None
-    ordered = sorted(kept, key=lambda s: (-len(s), s))
-    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL), landmark_of
+    searches = [
+        _re.compile("|".join(
+            _re.escape(s) for s in sorted(
+                (s for s in kept if s[0] == head), key=lambda s: (-len(s), s)
+            )
+        ), _re.DOTALL)
+        for head in heads
+    ]
+    return (searches[0] if len(searches) == 1 else LandmarkSearch(searches)), landmark_of
+
+
+# Literals beginning with more characters than this get no landmarks: each first
+# character is one more pass over the text. So is one that is a letter, a digit or a
+# space: its pass stops at every word, where a delimiter's own search (str.find) reads
+# far faster.
+_LANDMARK_HEADS = 3
+
+
+class LandmarkSearch:
+    """The landmarks of literals that begin with two or three characters (Mistral's
+    ``[TOOL_CALLS]`` and ``</s>``): sre searches an alternation at C speed only when
+    every branch begins with one character, and tries every branch at every position
+    otherwise (ten times as long or more). So each first character has a search of its
+    own, and their occurrences are merged in order; the occurrences of the literals
+    never overlap (see _apart), so the merge meets each once. The same calls as the
+    one compiled search it stands for: ``search(text, pos, endpos)`` and
+    ``finditer(text, pos)``."""
+
+    __slots__ = ("searches",)
+
+    def __init__(self, searches):
+        self.searches = searches
+
+    def search(self, text, pos, endpos):
+        best = None
+        for search in self.searches:
+            # (No occurrence begins before the best one and ends after it begins.)
+            m = search.search(text, pos, endpos if best is None else best.start())
+            if m is not None:
+                best = m
+        return best
+
+    def finditer(self, text, pos):
+        runs = [search.finditer(text, pos) for search in self.searches]
+        heads = [next(run, None) for run in runs]
+        while True:
+            k = -1
+            for i, m in enumerate(heads):
+                if m is not None and (k < 0 or m.start() < heads[k].start()):
+                    k = i
+            if k < 0:
+                return
+            yield heads[k]
+            heads[k] = next(runs[k], None)
 
 
 def _apart(literals):
@@ -3706,100 +3758,107 @@ class WholePass:
         done = True  # False: the loop goes on from here
         cut = False
         reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
-        for found in table.landmarks.finditer(held, lo):
-            spot = by_literal.get(found.group())
-            if spot is None:
-                continue
-            at = found.start()
-            if at + base < pos:
-                continue
-            if strings is not None:
-                self.examined += strings.advance(held, base, at + base)
-                if strings.inside:
-                    # A close written in a string: the loop gives the string to the
-                    # region and looks on after it, or in it if it never ends.
-                    done = False
-                    break
-            entries, single, longer = spot
-            if single is not None:
-                kind, region, form = single
-                if form is None:
-                    start, end, caught = at + base, found.end() + base, None
-                else:
-                    # (best_at for one delimiter: its match begins at the landmark.)
-                    if reads < 0:
+        again = lo  # where the search for landmarks (re)starts
+        while again is not None:
+            lo_search, again = again, None
+            for found in table.landmarks.finditer(held, lo_search):
+                spot = by_literal.get(found.group())
+                if spot is None:
+                    continue
+                at = found.start()
+                if at + base < pos:
+                    continue
+                if strings is not None:
+                    self.examined += strings.advance(held, base, at + base)
+                    if strings.inside:
+                        # A close written in a string: the loop gives the string to the
+                        # region and looks on after it, or in it if it never ends.
                         done = False
                         break
-                    # (form_at, written out: a call less a landmark)
-                    matched = (
-                        form.captures if at + base or form.captures_first is None
-                        else form.captures_first
-                    ).match(held, at)
-                    if matched is None:
-                        if self.failed_form(form):
+                entries, single, longer = spot
+                if single is not None:
+                    kind, region, form = single
+                    if form is None:
+                        start, end, caught = at + base, found.end() + base, None
+                    else:
+                        # (best_at for one delimiter: its match begins at the landmark.)
+                        if reads < 0:
                             done = False
                             break
+                        # (form_at, written out: a call less a landmark)
+                        matched = (
+                            form.captures if at + base or form.captures_first is None
+                            else form.captures_first
+                        ).match(held, at)
+                        if matched is None:
+                            if self.failed_form(form):
+                                done = False
+                                break
+                            continue
+                        self.missed = 0
+                        end = matched.end()
+                        self.examined += end - at
+                        reads -= end - at
+                        start, end = at + base, end + base
+                        caught = _form_captures(form, matched) if kind == "open" else None
+                else:
+                    self.pos = pos
+                    self.formed = _WHOLE_READS * self.end - reads
+                    best = self.best_at(held, base, found, at, entries, longer)
+                    reads = _WHOLE_READS * self.end - self.formed
+                    if best is None:
                         continue
-                    self.missed = 0
-                    end = matched.end()
-                    self.examined += end - at
-                    reads -= end - at
-                    start, end = at + base, end + base
-                    caught = _form_captures(form, matched) if kind == "open" else None
-            else:
-                self.pos = pos
-                self.formed = _WHOLE_READS * self.end - reads
-                best = self.best_at(held, base, found, at, entries, longer)
-                reads = _WHOLE_READS * self.end - self.formed
-                if best is None:
-                    continue
-                if best is False:
+                    if best is False:
+                        done = False
+                        break
+                    start, end, kind, region, regex, matched = best
+                    caught = (
+                        _form_captures(regex, matched) if kind == "open" and matched is not None
+                        else None
+                    )
+                if yielding and current in yielding and (kind == "open" or region.name != current):
+                    # A commit that yields, or ends a piece: the loop makes it.
                     done = False
                     break
-                start, end, kind, region, regex, matched = best
-                caught = (
-                    _form_captures(regex, matched) if kind == "open" and matched is not None
-                    else None
-                )
-            if yielding and current in yielding and (kind == "open" or region.name != current):
-                # A commit that yields, or ends a piece: the loop makes it.
-                done = False
-                break
-            # The commit: commit_whole, written out (a few calls less a landmark).
-            had_content = opened
-            if current is not None and (opened or start > pos):
-                had_content = True
-                text = held[pos - base : start - base]
-                if before:
-                    text = "".join(self.body) + "".join(self.tail) + text
+                # The commit: commit_whole, written out (a few calls less a landmark).
+                had_content = opened
+                if current is not None and (opened or start > pos):
+                    had_content = True
+                    text = held[pos - base : start - base]
+                    if before:
+                        text = "".join(self.body) + "".join(self.tail) + text
+                        self.body, self.tail = [], []
+                        before = False
+                    self.current, self.captures = current, captures
+                    close_with(text, None)
+                elif before:
                     self.body, self.tail = [], []
                     before = False
-                self.current, self.captures = current, captures
-                close_with(text, None)
-            elif before:
-                self.body, self.tail = [], []
-                before = False
-            pos = end
-            if kind == "open":
-                current, captures, opened = region.name, ({} if caught is None else caught), True
-                strings = JsonStrings(pos) if region.outside_strings else None
-            else:
-                current, captures, opened = implicit, {}, False
-                strings = None
-                if not (had_content or start != end):
-                    # A zero-width close of an empty region would fire forever: the
-                    # pass ends here, the rest unread.
-                    cut = True
+                pos = end
+                if kind == "open":
+                    current, opened = region.name, True
+                    captures = {} if caught is None else caught
+                    strings = JsonStrings(pos) if region.outside_strings else None
+                else:
+                    current, captures, opened = implicit, {}, False
+                    strings = None
+                    if not (had_content or start != end):
+                        # A zero-width close of an empty region would fire forever: the
+                        # pass ends here, the rest unread.
+                        cut = True
+                        break
+                by_literal = walks.get(current)
+                if by_literal is None:
+                    done = False  # a mode not walked: the loop goes on from here
                     break
-            by_literal = walks.get(current)
-            if by_literal is None or end - base < found.end():
-                # (A mode not walked; or a match that ends before its landmark does, at
-                # a lookahead, which may look at the next mode's first landmark: the
-                # loop goes on from there.)
-                done = False
-                break
-        else:
-            found = None
+                if end - base < found.end():
+                    # A match that ends before its landmark does, at a lookahead (Mistral's
+                    # call closed where the next one opens): the next mode's landmark may
+                    # begin where it ends, so the search starts again there.
+                    again = end - base
+                    break
+            else:
+                found = None
         # The search for landmarks read up to where the walk stopped, or to the end: a
         # walk left at a region that is not walked is entered again after it.
         self.examined += (len(held) if found is None else found.end()) - lo

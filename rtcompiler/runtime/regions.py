@@ -306,9 +306,9 @@ def _landmarks(regions):
 
     A whole-text parse then reads the text once, instead of once per watched
     delimiter that has no match left (each such search runs to the end). It
-    needs an alternation sre searches fast (one first character for all) and
-    landmarks whose occurrences never overlap (none begins inside another or
-    itself, none begins another), so that ``finditer`` meets every occurrence.
+    needs landmarks whose occurrences never overlap (none begins inside another or
+    itself, none begins another), so that ``finditer`` meets every occurrence, and
+    alternations sre searches fast: one per first character (see LandmarkSearch).
     A literal that begins with another literal (Harmony's header
     ``<|channel|>analysis<|message|>`` and a bare ``<|channel|>``) is found by the
     shorter one's landmark, where every match holding it begins too; a fixed
@@ -334,13 +334,65 @@ def _landmarks(regions):
             last = literal
         landmark_of[literal] = last
     kept = set(landmark_of.values())
-    if (
-        not kept or len({s[0] for s in kept}) != 1 or not fixed <= kept
-        or not _apart(kept)
+    heads = sorted({s[0] for s in kept})
+    if not kept or not fixed <= kept or not _apart(kept) or len(heads) > 1 and (
+        len(heads) > _LANDMARK_HEADS or any(h.isalnum() or h.isspace() for h in heads)
     ):
         return None, None
-    ordered = sorted(kept, key=lambda s: (-len(s), s))
-    return _re.compile("|".join(_re.escape(s) for s in ordered), _re.DOTALL), landmark_of
+    searches = [
+        _re.compile("|".join(
+            _re.escape(s) for s in sorted(
+                (s for s in kept if s[0] == head), key=lambda s: (-len(s), s)
+            )
+        ), _re.DOTALL)
+        for head in heads
+    ]
+    return (searches[0] if len(searches) == 1 else LandmarkSearch(searches)), landmark_of
+
+
+# Literals beginning with more characters than this get no landmarks: each first
+# character is one more pass over the text. So is one that is a letter, a digit or a
+# space: its pass stops at every word, where a delimiter's own search (str.find) reads
+# far faster.
+_LANDMARK_HEADS = 3
+
+
+class LandmarkSearch:
+    """The landmarks of literals that begin with two or three characters (Mistral's
+    ``[TOOL_CALLS]`` and ``</s>``): sre searches an alternation at C speed only when
+    every branch begins with one character, and tries every branch at every position
+    otherwise (ten times as long or more). So each first character has a search of its
+    own, and their occurrences are merged in order; the occurrences of the literals
+    never overlap (see _apart), so the merge meets each once. The same calls as the
+    one compiled search it stands for: ``search(text, pos, endpos)`` and
+    ``finditer(text, pos)``."""
+
+    __slots__ = ("searches",)
+
+    def __init__(self, searches):
+        self.searches = searches
+
+    def search(self, text, pos, endpos):
+        best = None
+        for search in self.searches:
+            # (No occurrence begins before the best one and ends after it begins.)
+            m = search.search(text, pos, endpos if best is None else best.start())
+            if m is not None:
+                best = m
+        return best
+
+    def finditer(self, text, pos):
+        runs = [search.finditer(text, pos) for search in self.searches]
+        heads = [next(run, None) for run in runs]
+        while True:
+            k = -1
+            for i, m in enumerate(heads):
+                if m is not None and (k < 0 or m.start() < heads[k].start()):
+                    k = i
+            if k < 0:
+                return
+            yield heads[k]
+            heads[k] = next(runs[k], None)
 
 
 def _apart(literals):

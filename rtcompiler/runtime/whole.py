@@ -307,100 +307,107 @@ class WholePass:
         done = True  # False: the loop goes on from here
         cut = False
         reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
-        for found in table.landmarks.finditer(held, lo):
-            spot = by_literal.get(found.group())
-            if spot is None:
-                continue
-            at = found.start()
-            if at + base < pos:
-                continue
-            if strings is not None:
-                self.examined += strings.advance(held, base, at + base)
-                if strings.inside:
-                    # A close written in a string: the loop gives the string to the
-                    # region and looks on after it, or in it if it never ends.
-                    done = False
-                    break
-            entries, single, longer = spot
-            if single is not None:
-                kind, region, form = single
-                if form is None:
-                    start, end, caught = at + base, found.end() + base, None
-                else:
-                    # (best_at for one delimiter: its match begins at the landmark.)
-                    if reads < 0:
+        again = lo  # where the search for landmarks (re)starts
+        while again is not None:
+            lo_search, again = again, None
+            for found in table.landmarks.finditer(held, lo_search):
+                spot = by_literal.get(found.group())
+                if spot is None:
+                    continue
+                at = found.start()
+                if at + base < pos:
+                    continue
+                if strings is not None:
+                    self.examined += strings.advance(held, base, at + base)
+                    if strings.inside:
+                        # A close written in a string: the loop gives the string to the
+                        # region and looks on after it, or in it if it never ends.
                         done = False
                         break
-                    # (form_at, written out: a call less a landmark)
-                    matched = (
-                        form.captures if at + base or form.captures_first is None
-                        else form.captures_first
-                    ).match(held, at)
-                    if matched is None:
-                        if self.failed_form(form):
+                entries, single, longer = spot
+                if single is not None:
+                    kind, region, form = single
+                    if form is None:
+                        start, end, caught = at + base, found.end() + base, None
+                    else:
+                        # (best_at for one delimiter: its match begins at the landmark.)
+                        if reads < 0:
                             done = False
                             break
+                        # (form_at, written out: a call less a landmark)
+                        matched = (
+                            form.captures if at + base or form.captures_first is None
+                            else form.captures_first
+                        ).match(held, at)
+                        if matched is None:
+                            if self.failed_form(form):
+                                done = False
+                                break
+                            continue
+                        self.missed = 0
+                        end = matched.end()
+                        self.examined += end - at
+                        reads -= end - at
+                        start, end = at + base, end + base
+                        caught = _form_captures(form, matched) if kind == "open" else None
+                else:
+                    self.pos = pos
+                    self.formed = _WHOLE_READS * self.end - reads
+                    best = self.best_at(held, base, found, at, entries, longer)
+                    reads = _WHOLE_READS * self.end - self.formed
+                    if best is None:
                         continue
-                    self.missed = 0
-                    end = matched.end()
-                    self.examined += end - at
-                    reads -= end - at
-                    start, end = at + base, end + base
-                    caught = _form_captures(form, matched) if kind == "open" else None
-            else:
-                self.pos = pos
-                self.formed = _WHOLE_READS * self.end - reads
-                best = self.best_at(held, base, found, at, entries, longer)
-                reads = _WHOLE_READS * self.end - self.formed
-                if best is None:
-                    continue
-                if best is False:
+                    if best is False:
+                        done = False
+                        break
+                    start, end, kind, region, regex, matched = best
+                    caught = (
+                        _form_captures(regex, matched) if kind == "open" and matched is not None
+                        else None
+                    )
+                if yielding and current in yielding and (kind == "open" or region.name != current):
+                    # A commit that yields, or ends a piece: the loop makes it.
                     done = False
                     break
-                start, end, kind, region, regex, matched = best
-                caught = (
-                    _form_captures(regex, matched) if kind == "open" and matched is not None
-                    else None
-                )
-            if yielding and current in yielding and (kind == "open" or region.name != current):
-                # A commit that yields, or ends a piece: the loop makes it.
-                done = False
-                break
-            # The commit: commit_whole, written out (a few calls less a landmark).
-            had_content = opened
-            if current is not None and (opened or start > pos):
-                had_content = True
-                text = held[pos - base : start - base]
-                if before:
-                    text = "".join(self.body) + "".join(self.tail) + text
+                # The commit: commit_whole, written out (a few calls less a landmark).
+                had_content = opened
+                if current is not None and (opened or start > pos):
+                    had_content = True
+                    text = held[pos - base : start - base]
+                    if before:
+                        text = "".join(self.body) + "".join(self.tail) + text
+                        self.body, self.tail = [], []
+                        before = False
+                    self.current, self.captures = current, captures
+                    close_with(text, None)
+                elif before:
                     self.body, self.tail = [], []
                     before = False
-                self.current, self.captures = current, captures
-                close_with(text, None)
-            elif before:
-                self.body, self.tail = [], []
-                before = False
-            pos = end
-            if kind == "open":
-                current, captures, opened = region.name, ({} if caught is None else caught), True
-                strings = JsonStrings(pos) if region.outside_strings else None
-            else:
-                current, captures, opened = implicit, {}, False
-                strings = None
-                if not (had_content or start != end):
-                    # A zero-width close of an empty region would fire forever: the
-                    # pass ends here, the rest unread.
-                    cut = True
+                pos = end
+                if kind == "open":
+                    current, opened = region.name, True
+                    captures = {} if caught is None else caught
+                    strings = JsonStrings(pos) if region.outside_strings else None
+                else:
+                    current, captures, opened = implicit, {}, False
+                    strings = None
+                    if not (had_content or start != end):
+                        # A zero-width close of an empty region would fire forever: the
+                        # pass ends here, the rest unread.
+                        cut = True
+                        break
+                by_literal = walks.get(current)
+                if by_literal is None:
+                    done = False  # a mode not walked: the loop goes on from here
                     break
-            by_literal = walks.get(current)
-            if by_literal is None or end - base < found.end():
-                # (A mode not walked; or a match that ends before its landmark does, at
-                # a lookahead, which may look at the next mode's first landmark: the
-                # loop goes on from there.)
-                done = False
-                break
-        else:
-            found = None
+                if end - base < found.end():
+                    # A match that ends before its landmark does, at a lookahead (Mistral's
+                    # call closed where the next one opens): the next mode's landmark may
+                    # begin where it ends, so the search starts again there.
+                    again = end - base
+                    break
+            else:
+                found = None
         # The search for landmarks read up to where the walk stopped, or to the end: a
         # walk left at a region that is not walked is entered again after it.
         self.examined += (len(held) if found is None else found.end()) - lo

@@ -69,9 +69,14 @@ def test_which_literal_sets_get_landmarks():
         _spec("<t<", "</think>", "<call>" + NAME, "</call>", "<end>"),
         _spec("<think>", "</think>", "<call>" + NAME, "</call>", ["<end<", "<eos>"]),
         _spec("<think>", "<th", "<call>" + NAME, "</call>", "<end>"),
-        _spec("<think>", "</think>", r"\s*(?:<call>|xcall)" + NAME, "</call>", "<end>"),
     ):
         assert _module(spec, True).TABLE.landmarks is None, spec
+    # Two first characters: a search for each (see LandmarkSearch below), unless one is
+    # a letter, a digit or a space (a search that stops at every word).
+    two = _spec("<think>", "</think>", r"\s*(?:<call>|%call)" + NAME, "</call>", "<end>")
+    assert type(_module(two, True).TABLE.landmarks).__name__ == "LandmarkSearch"
+    word = _spec("<think>", "</think>", r"\s*(?:<call>|xcall)" + NAME, "</call>", "<end>")
+    assert _module(word, True).TABLE.landmarks is None
 
 
 WITH, WITHOUT = _module(SPEC, True), _module(SPEC, False)
@@ -270,7 +275,7 @@ def test_a_landmark_two_regions_open_with_goes_to_the_longer_match():
 
 # Qwen3's call close: "</call>" and the spaces after it, or nothing where the turn ends
 # (a lookahead). The zero-width match ends before its landmark does, where the next
-# mode's close begins: the walk leaves the rest to the loop there.
+# mode's close begins: the walk searches for landmarks again from there.
 AHEAD = _spec("<think>", "</think>", r"<call (?P<name>[^>]+)>", "</call>", ["<end>", "<eos>"])
 del AHEAD["fields"]["tool_calls"]["close"]
 AHEAD["fields"]["tool_calls"]["close_pattern"] = r"</call>\s*|(?=<eos>)"
@@ -283,6 +288,7 @@ def test_a_close_ending_at_a_lookahead_is_walked_and_lets_the_turn_end_there():
     text = "a<call f>{}</call>\n b<call g>[1]<eos>"
     stream = AHEADS.ResponseStream(AHEADS.TABLE, "")
     message = stream.parse_whole(text)
+    assert stream.whole == {}  # walked to the end: no watcher was asked
     assert message == {"content": "b", "tool_calls": [  # (content does not repeat)
         {"type": "function", "function": {"name": "f", "arguments": "{}"}},
         {"type": "function", "function": {"name": "g", "arguments": "[1]"}},
@@ -300,6 +306,64 @@ def test_a_walk_through_lookahead_closes_answers_as_the_loop_and_the_reference(p
     walked = _outcome(lambda: AHEADS.parse_response(text, prefix=prefix))
     assert walked == _outcome(lambda: AHEAD_LOOP.parse_response(text, prefix=prefix))
     ref = _outcome(lambda: reference_parse(text, AHEAD_REFERENCE, prefix=prefix))
+    if walked[0] == ref[0] == "error":
+        assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
+    else:
+        assert walked == ref
+
+
+# Literals beginning with two or three characters (Mistral's "[TOOL_CALLS]" and "</s>"):
+# one stdlib search per first character, their occurrences merged in order.
+HEADS = _spec("[THINK]", "[/THINK]", r"\[CALL (?P<name>\w+)\]", "[/CALL]", ["</s>", "{eos}"])
+MERGED, MERGED_LOOP = _walking(HEADS, True), _walking(HEADS, False)
+HEADS_REFERENCE = load_response_template(HEADS)
+HEADS_PIECES = [
+    "[THINK]", "[/THINK]", "[CALL f]", "[CALL g]", "[/CALL]", "</s>", "{eos}", "[", "[/",
+    "<", "{", "{eo", "[CALL ]", " ", "\n", "x", "}", "]", "[/CA", "LL]", "</", "s>",
+]
+
+
+def test_literals_with_three_first_characters_get_one_search_each():
+    search = MERGED.TABLE.landmarks
+    assert type(search).__name__ == "LandmarkSearch"
+    assert [s.pattern[:2] for s in search.searches] == ["</", r"\[", r"\{"]
+    assert set(MERGED.TABLE.walks) == {None, "content", "reasoning_content", "tool_calls"}
+    four = dict(HEADS, fields=dict(HEADS["fields"]))
+    four["fields"]["content"] = {"close": ["</s>", "{eos}", "#end"], "content": "text"}
+    assert _module(four, True).TABLE.landmarks is None  # four passes: not worth it
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(HEADS_PIECES), max_size=30), lo=st.integers(0, 8))
+def test_the_merged_search_meets_every_occurrence_in_order(parts, lo):
+    text = "".join(parts)
+    search = MERGED.TABLE.landmarks
+    literals = ("[THINK]", "[/THINK]", "[CALL ", "[/CALL]", "</s>", "{eos}")
+    expected = sorted(
+        (i, s) for s in literals for i in range(lo, len(text)) if text.startswith(s, i)
+    )
+    assert [(m.start(), m.group()) for m in search.finditer(text, lo)] == expected
+    first = search.search(text, lo, len(text))
+    assert (None if first is None else (first.start(), first.group())) == (
+        expected[0] if expected else None
+    )
+    hi = len(text) // 2
+    within = [e for e in expected if e[0] + len(e[1]) <= hi]
+    first = search.search(text, lo, hi)
+    assert (None if first is None else (first.start(), first.group())) == (
+        within[0] if within else None
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(st.sampled_from(HEADS_PIECES), max_size=30), prefix=st.sampled_from(
+    ["", "<|start|>assistant", "<|start|>assistant[CALL x]"]
+))
+def test_a_walk_over_merged_searches_answers_as_the_loop_and_the_reference(parts, prefix):
+    text = "".join(parts)
+    walked = _outcome(lambda: MERGED.parse_response(text, prefix=prefix))
+    assert walked == _outcome(lambda: MERGED_LOOP.parse_response(text, prefix=prefix))
+    ref = _outcome(lambda: reference_parse(text, HEADS_REFERENCE, prefix=prefix))
     if walked[0] == ref[0] == "error":
         assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
     else:
