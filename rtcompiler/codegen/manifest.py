@@ -60,8 +60,15 @@ SECTIONS: tuple[Section, ...] = (
     Section("strings", "json_strings"),
     Section("whole", "whole", ("compiled_regex", "json_strings")),
     Section("memo", "memo", ("whole",)),
-    Section("stream", "stream", ("regions", "whole", "memo")),
-    Section("stream", "lenient", ("stream",)),
+    Section("answers", "answers", ("regions", "whole")),
+    Section("stream_walk", "stream_walk", ("whole", "json_strings")),
+    Section("string_regions", "string_regions", ("json_strings",)),
+    Section("region_values", "region_values", ("string_regions", "whole", "json_strings")),
+    Section(
+        "stream", "stream",
+        ("regions", "whole", "memo", "answers", "stream_walk", "string_regions", "region_values"),
+    ),
+    Section("lenient", "lenient"),
     Section("json_tokens", "json_tokens"),
     Section("deltas", "deltas", ("stream", "tool_coercion", "json_tokens")),
 )

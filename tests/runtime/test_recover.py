@@ -222,7 +222,7 @@ def test_what_the_lenient_reading_cannot_read_is_kept_as_text(body):
 
 
 def test_the_lenient_reading_is_linear():
-    from rtcompiler.runtime.stream import LenientReader
+    from rtcompiler.runtime.lenient import LenientReader
 
     for n in (1_000, 10_000):
         text = "[" + "1," * n + "x" + Q + "]"

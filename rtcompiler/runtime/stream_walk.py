@@ -1,0 +1,124 @@
+"""The stream's walk: pieces of tens or hundreds of characters, from landmark to landmark.
+
+Standard library only (the ``stream_walk`` section). :class:`StreamWalk` is the part of
+``ResponseStream`` that finds the next commit in long unsent text the way the
+whole-text pass does (whole.py, ``WholePass.walk``): at the first landmark of the mode,
+with each entry's stdlib form, instead of asking every watcher (docs/automaton.md).
+"""
+
+from __future__ import annotations
+
+# A generated module defines these in the sections before this one.
+from .match import Match
+from .strings import JsonStrings
+from .whole import _FORM_READ, _SLOW, _WHOLE_READS, _form_match
+
+# isort: split
+
+###{standalone stream_walk
+
+
+class StreamWalk:
+    """``ResponseStream``'s walk (a mixin: the state is the stream's)."""
+
+    __slots__ = ()
+
+    def walk_step(self):
+        """The next commit from ``pos``, found as the whole-text walk finds it (see
+        WholePass.walk): ``(kind, region, Match)``, or None when the watchers must be
+        asked (then nothing is committed here).
+
+        In a walked mode every match begins at a landmark, or in the run of lead
+        characters before it, which holds no landmark. So at the first landmark of the
+        mode from ``pos``, the earliest of the complete matches its watch entries have
+        there (each from its run of lead characters, with its stream form), compared as
+        scan compares them, is what scan would commit, when none of them may still
+        pend: an entry whose form does not match there, or whose match runs to the end
+        of the text (and may grow), or whose longer literal the text may still complete.
+        Then the walk stops and scan decides, reading the same text again. In a region
+        whose close counts only outside the body's JSON strings, a landmark in a string
+        is passed over, and only the region's own close is committed. So the walk
+        reads at most _FORM_READ characters to a landmark, and is asked (see process)
+        only where the text held before the last piece is short: a landmark where it
+        stops (a header still arriving) is tried again with the next piece, reading at
+        most that piece and _QUICK_HELD characters more. What its matches read is
+        bounded by _WHOLE_READS times the text, as in the whole-text pass: linear.
+        """
+        table = self.table
+        spots = table.stream_walks.get(self.current)
+        if spots is None or self.formed > _WHOLE_READS * self.end:
+            return None
+        probe = None
+        if self.current in table.string_modes:
+            # A close that counts only outside the body's strings (see
+            # scan_outside_strings): they are read up to pos, then, on a copy (the
+            # region ends at the commit), up to each landmark. One in a string is region
+            # text, as scan_outside_strings finds it: the walk goes on after it.
+            strings = self.strings
+            if strings is None:
+                return None
+            if strings.at < self.pos:
+                self.strings_read()
+            probe = JsonStrings(strings.at)
+            probe.inside, probe.odd = strings.inside, strings.odd
+        held, base = self.held()
+        lo = self.pos - base
+        n = len(held)
+        hi = min(n, lo + _FORM_READ)
+        search = table.landmarks.search
+        found = search(held, lo, hi)
+        while found is not None:
+            plan = spots.get(found.group(), _SLOW)
+            if plan is not _SLOW:
+                if probe is None:
+                    break
+                self.examined += probe.advance(held, base, found.start() + base)
+                if not probe.inside:
+                    break
+            found = search(held, found.end(), hi)
+        else:
+            self.examined += hi - lo
+            return None
+        at = found.start()
+        self.examined += found.end() - lo
+        if plan is None:
+            return None
+        best = best_key = None
+        for kind, region, regex, lead, form, literals, longest in plan:
+            if literals is not None and not held.startswith(literals, at):
+                if n - at < longest:
+                    return None  # (one may still be written)
+                continue  # none of its literals here: no match of it begins here
+            if regex is None:
+                start, end = at, found.end()
+                if end >= n:
+                    return None
+                m = None
+            else:
+                start = at if lead is None else lead.lead_start(held, lo, at)
+                m = (form if start + base or not regex.form_start else regex.captures_first).match(
+                    held, start
+                )
+                if m is None or m.end() >= n:
+                    self.formed += n - start
+                    return None  # (it may pend, or grow)
+                end = m.end()
+                self.examined += end - start
+                self.formed += end - start
+            # (scan's order: a lone entry has nothing to be compared with)
+            key = (
+                None if len(plan) == 1
+                else (start, start - end, 0 if kind == "open" else 1, region.name)
+            )
+            if best is not None and key >= best_key:
+                continue
+            best_key, best = key, (kind, region, regex, m, start, end)
+        if best is None:
+            return None
+        kind, region, regex, m, start, end = best
+        if probe is not None and (kind != "close" or region.name != self.current or start != at):
+            return None  # (scan_outside_strings decides any other commit)
+        if m is None:
+            return kind, region, Match(start + base, end + base, False)
+        return kind, region, _form_match(regex, m, base)
+###}
