@@ -304,7 +304,11 @@ def _typed_plan(
     return ContentPlan(
         parser="xml-inline",
         function="parse_xml_typed",
-        args={**args, "typed_group": spec["group"]},
+        args={
+            **args, "typed_group": spec["group"],
+            **({"key_entities": tuple(tuple(p) for p in spec["key_entities"])}
+               if spec.get("key_entities") else {}),
+        },
         sections=manifest.closure(needed),
         tag_pattern=tag_pattern,
         value_parser=nested,

@@ -152,6 +152,10 @@ class Bodies:
             raise ValueError("xml-inline with a value_parser other than json cannot be exported")
         closes = (close,) if close is not None else ()
         typed = _typed_keys(tag, args.get("typed_values"))
+        typed_values = args.get("typed_values")
+        entities = (
+            typed_values.get("key_entities") or [] if isinstance(typed_values, dict) else []
+        )
         if shape is None or tools is None or shape.per_element or shape.arguments.path:
             if tools is not None:
                 self.note("xml-inline calls whose arguments are not the whole content are "
@@ -159,16 +163,20 @@ class Bodies:
             return Body(shared=self.tag_list(tag, None, closes, avoid, json_values, typed))
         per = []
         for tool in tools:
-            per.append((tool, self.tag_list(tag, tool, closes, avoid, json_values, typed)))
+            per.append((tool, self.tag_list(
+                tag, tool, closes, avoid, json_values, typed, entities)))
         if shape.name.where == "capture":
             return Body(per_tool=per)
         return Body(shared=alt(*[b for _, b in per]))
 
     def tag_list(self, tag: ast.Node, tool: Tool | None, closes: tuple[ast.Node, ...],
                  avoid: tuple[str, ...], json_values: bool,
-                 typed: tuple[str, dict[str, str | None]] | None = None) -> Expr:
+                 typed: tuple[str, dict[str, str | None]] | None = None,
+                 entities: list | tuple = ()) -> Expr:
         """Tags for the tool's parameters, in order, with the text the parser skips between
-        them (whitespace, see :meth:`gap`)."""
+        them (whitespace, see :meth:`gap`); each name written with ``entities`` (typed-values'
+        ``key_entities``: the parser replaces each entity by its text, in order, so a name
+        is written by the reverse, in the reverse order)."""
         head, tail = _split_at_group(tag, "value")
         key_group = _group(tag, "key")
         tail_literals = close_literals(tail) if tail is not None else ()
@@ -197,14 +205,17 @@ class Bodies:
         props = tool.parameters.get("properties") or {}
         required = set(tool.parameters.get("required") or [])
         for name, schema in props.items():
-            if not _fullmatch(key_group.item, name):
+            written = name
+            for entity, text in reversed(entities):
+                written = written.replace(text, entity)
+            if not _fullmatch(key_group.item, written):
                 if name in required:
                     raise ValueError(f"tool {tool.name!r}: required parameter {name!r} "
                                      "cannot be written as an xml-inline key")
                 self.note(f"parameter {name!r} of {tool.name!r} cannot be written as an "
                           "xml-inline key: left out")
                 continue
-            tags.append((name in required, tag_for(Lit(name), schema)))
+            tags.append((name in required, tag_for(Lit(written), schema)))
         if not tags:
             return first_gap
         # Gaps between tags: the first tag follows the whitespace after the open, every

@@ -475,10 +475,12 @@ def parse_xml_typed(
     falls back to ``value_parser``.
 
     ``args``: ``tag_pattern`` (for messages), ``merge_duplicates`` (boolean),
-    ``typed_group`` (a group name of the tag pattern).
+    ``typed_group`` (a group name of the tag pattern), and ``key_entities``: (entity,
+    text) pairs replaced in each key, in that order (Kimi K3 escapes its attributes).
     """
     merge = args["merge_duplicates"]
     typed_group = args["typed_group"]
+    entities = args.get("key_entities", ())
     tags_only = args.get("tags_only", False)
     read = tags = 0  # with tags_only: where the tags read so far end, and how many
     out: dict = {}
@@ -496,6 +498,9 @@ def parse_xml_typed(
                 "xml-inline: tag_pattern must have a named group 'key'. Pattern: "
                 f"{args['tag_pattern']} (the group must take part in every match)"
             )
+        for entity, text in entities:
+            if entity in key:
+                key = key.replace(entity, text)
         raw = groups.get("value", "")
         parser = typed_parsers.get(groups.get(typed_group), value_parser)
         value = raw if parser is None else parser(raw)

@@ -659,16 +659,28 @@ def _check_content_args_extensions(
 
 def _check_typed_values(path: str, tag_pattern: Any, spec: Any) -> None:
     """``{"group": NAME, "parsers": {TEXT: {"name": PARSER, "args": {...}} or null}}``,
-    NAME a named group of the tag pattern other than key and value."""
+    NAME a named group of the tag pattern other than key and value, and optionally
+    ``"key_entities": [[ENTITY, TEXT], ...]``, non-empty strings."""
     if not isinstance(spec, dict):
         raise TemplateError(
             path, f"must be an object with 'group' and 'parsers', got {_kind(spec)}"
         )
-    unknown = sorted(set(spec) - {"group", "parsers"})
+    unknown = sorted(set(spec) - {"group", "parsers", "key_entities"})
     if unknown:
         raise TemplateError(
             child_path(path, unknown[0]),
-            f"unknown key(s) {_quoted(unknown)}; typed_values has only 'group' and 'parsers'",
+            f"unknown key(s) {_quoted(unknown)}; typed_values has only 'group', 'parsers' "
+            "and 'key_entities'",
+        )
+    entities = spec.get("key_entities", [])
+    if not isinstance(entities, list) or not all(
+        isinstance(pair, list) and len(pair) == 2
+        and all(isinstance(s, str) and s for s in pair) for pair in entities
+    ):
+        raise TemplateError(
+            child_path(path, "key_entities"),
+            "must be a list of [entity, text] pairs of non-empty strings, in the order they "
+            f"are replaced, got {entities!r}",
         )
     group = spec.get("group")
     if not isinstance(group, str):

@@ -108,3 +108,36 @@ def test_the_added_work_is_one_call_per_tag_over_its_value():
         assert len(out) == n
         assert seen["calls"] == n
         assert seen["chars"] == sum(len(str(i)) for i in range(n)) < len(body)
+
+
+# Kimi K3 escapes attribute values: "&" as "&amp;", then '"' as "&quot;". Its grammar
+# decodes a key with key_entities, in the reverse order.
+KIMI_ENTITIES = [["&quot;", '"'], ["&amp;", "&"]]
+
+
+def _kimi_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;")
+
+
+def test_key_entities_are_replaced_in_order():
+    args = {"tag_pattern": TAG, "merge_duplicates": False,
+            "typed_values": {"group": "kind", "parsers": {}, "key_entities": KIMI_ENTITIES}}
+    parse = build_parser(content_plan("xml-inline", args))
+    body = '<p name="a&quot;b&amp;c" kind="raw">1</p><p name="&amp;quot;" kind="raw">2</p>'
+    # "&amp;quot;" is an escaped "&quot;": decoded "&quot;" first, it stays "&amp;quot;"
+    # until "&amp;" gives "&quot;" back, as written.
+    assert parse(body) == {'a"b&c': "1", "&quot;": "2"}
+    without = dict(args, typed_values={"group": "kind", "parsers": {}})
+    assert build_parser(content_plan("xml-inline", without))(body) == {
+        "a&quot;b&amp;c": "1", "&amp;quot;": "2"}
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.text(alphabet='ab"&;qutmp', min_size=1, max_size=8), max_size=4, unique=True))
+def test_an_escaped_key_comes_back_as_it_was(keys):
+    args = {"tag_pattern": r'<p name="(?P<key>[^"]*)" kind="(?P<kind>[a-z]*)">(?P<value>.*?)</p>',
+            "merge_duplicates": False,
+            "typed_values": {"group": "kind", "parsers": {}, "key_entities": KIMI_ENTITIES}}
+    parse = build_parser(content_plan("xml-inline", args))
+    body = "".join(f'<p name="{_kimi_escape(k)}" kind="raw">{i}</p>' for i, k in enumerate(keys))
+    assert parse(body) == {k: str(i) for i, k in enumerate(keys)}
