@@ -3673,19 +3673,21 @@ def _walk_spot(landmark, found):
 
 def _stream_spot(spot):
     """A walk spot (see ``_walk_spot``) as a stream's walk reads it: per watch entry,
-    ``(kind, region, regex, lead, form, literals, longest)``: ``regex`` None for a
+    ``(kind, region, regex, lead, form, literals, longest, entry)``: ``regex`` None for a
     literal delimiter (the landmark is its match), else its prefilter where it has a lead
     class (or None), its stream form, and the literals one of which must stand at the
-    landmark for it to match there, and the longest of them (or None, 0). None when an
+    landmark for it to match there, and the longest of them (or None, 0), and the watch
+    entry itself (what a hold names, see ResponseStream.walk_step). None when an
     entry has no stream form that a match found stands by (see ResponseStream.answer):
     the stream's watchers are asked there."""
     entries, _, longer = spot
     plan = []
-    for k, (kind, region, delimiter, _) in enumerate(entries):
+    for k, entry in enumerate(entries):
+        kind, region, delimiter, _ = entry
         literals = None if longer is None else longer[k]
         longest = 0 if literals is None else max(map(len, literals))
         if delimiter.fixed is not None:
-            plan.append((kind, region, None, None, None, literals, longest))
+            plan.append((kind, region, None, None, None, literals, longest, entry))
             continue
         regex = delimiter.regex
         if regex.form_dollar or regex.captures_stream is None:
@@ -3693,7 +3695,7 @@ def _stream_spot(spot):
         pre = regex.prefilter
         plan.append((
             kind, region, regex, None if pre.lead_class is None else pre,
-            regex.captures_stream, literals, longest,
+            regex.captures_stream, literals, longest, entry,
         ))
     return tuple(plan)
 
@@ -5238,10 +5240,12 @@ class StreamWalk:
         if plan is None:
             return None
         best = best_key = None
-        for kind, region, regex, lead, form, literals, longest in plan:
+        for kind, region, regex, lead, form, literals, longest, entry in plan:
             if literals is not None and not held.startswith(literals, at):
                 if n - at < longest:
-                    return None  # (one may still be written)
+                    rest = held[at:n]
+                    if any(s.startswith(rest) for s in literals):
+                        return None  # (one may still be written)
                 continue  # none of its literals here: no match of it begins here
             if regex is None:
                 start, end = at, found.end()
@@ -5255,6 +5259,8 @@ class StreamWalk:
                 )
                 if m is None or m.end() >= n:
                     self.formed += n - start
+                    if m is None and start == lo and probe is None:
+                        return self.held_here(regex, entry, held, at, start, n)
                     return None  # (it may pend, or grow)
                 end = m.end()
                 self.examined += end - start
@@ -5275,6 +5281,28 @@ class StreamWalk:
         if m is None:
             return kind, region, Match(start + base, end + base, False)
         return kind, region, _form_match(regex, m, base)
+
+    def held_here(self, regex, entry, held, at, start, n):
+        """``_HELD`` when the watch ``entry``, whose form found no match at ``pos``
+        (``start``, its landmark at ``at``), pends there; else None (scan decides).
+
+        It pends there when the text from ``pos`` to the end begins a match (the search
+        of its beginnings; not its loose form, which may say so of a text that does
+        not) and no other of its literals follows, at which a complete match would be
+        its answer instead (see ``answer``). Then nothing can commit and nothing is
+        emitted, as scan finds after asking the watchers (a tool-call header still
+        arriving): the hold names the entry, as scan's does."""
+        begins = regex.beginning()
+        if begins is None:
+            return None
+        self.examined += 2 * (n - start)
+        if regex.prefilter.find(held, at + 1, n) >= 0 or begins(held, start) is None:
+            return None
+        self.held_by = (entry, self.pos, self.table.watches[self.current])
+        return _HELD
+
+
+_HELD = object()  # walk_step: a watcher pends at pos (see StreamWalk.held_here)
 
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.string_regions [string_regions]
@@ -6309,16 +6337,18 @@ class ResponseStream(
                 # The text of the strings it passes goes out as the pass's one chunk
                 # of the region's text (see give), as a replay gives it.
                 given = len(events)
-            best = None
+            best = hold_start = None
             if (
                 self.end - self.pos > _WALK_HELD
                 and self.fresh_start - self.pos <= _QUICK_HELD
                 and not eos and self.held_by is None and self.resume_to is None
             ):
                 best = self.walk_step()
-            if best is not None:
+                if best is _HELD:
+                    best, hold_start = None, self.pos
+            if best is not None or hold_start is not None:
                 # (The answer the feed already had, from pos, is the walk's at pos, or
-                # is of a later match.)
+                # is of a later match; after a hold, the next piece asks again.)
                 self.known = None
             elif strung:
                 best, hold_start = self.scan_outside_strings(eos, events)

@@ -52,7 +52,7 @@ from .answers import _QUICK_HELD, _QUICK_PIECE, WatcherAnswers
 from .memo import _TRANSITION_HELD, StreamMemo
 from .region_values import RegionValues
 from .regions import truncate_at_last_anchor
-from .stream_walk import StreamWalk
+from .stream_walk import _HELD, StreamWalk
 from .string_regions import _BODY_RUN, StringRegions
 from .whole import _FORM_HELD, WholePass
 
@@ -520,16 +520,18 @@ class ResponseStream(
                 # The text of the strings it passes goes out as the pass's one chunk
                 # of the region's text (see give), as a replay gives it.
                 given = len(events)
-            best = None
+            best = hold_start = None
             if (
                 self.end - self.pos > _WALK_HELD
                 and self.fresh_start - self.pos <= _QUICK_HELD
                 and not eos and self.held_by is None and self.resume_to is None
             ):
                 best = self.walk_step()
-            if best is not None:
+                if best is _HELD:
+                    best, hold_start = None, self.pos
+            if best is not None or hold_start is not None:
                 # (The answer the feed already had, from pos, is the walk's at pos, or
-                # is of a later match.)
+                # is of a later match; after a hold, the next piece asks again.)
                 self.known = None
             elif strung:
                 best, hold_start = self.scan_outside_strings(eos, events)

@@ -84,10 +84,12 @@ class StreamWalk:
         if plan is None:
             return None
         best = best_key = None
-        for kind, region, regex, lead, form, literals, longest in plan:
+        for kind, region, regex, lead, form, literals, longest, entry in plan:
             if literals is not None and not held.startswith(literals, at):
                 if n - at < longest:
-                    return None  # (one may still be written)
+                    rest = held[at:n]
+                    if any(s.startswith(rest) for s in literals):
+                        return None  # (one may still be written)
                 continue  # none of its literals here: no match of it begins here
             if regex is None:
                 start, end = at, found.end()
@@ -101,6 +103,8 @@ class StreamWalk:
                 )
                 if m is None or m.end() >= n:
                     self.formed += n - start
+                    if m is None and start == lo and probe is None:
+                        return self.held_here(regex, entry, held, at, start, n)
                     return None  # (it may pend, or grow)
                 end = m.end()
                 self.examined += end - start
@@ -121,4 +125,26 @@ class StreamWalk:
         if m is None:
             return kind, region, Match(start + base, end + base, False)
         return kind, region, _form_match(regex, m, base)
+
+    def held_here(self, regex, entry, held, at, start, n):
+        """``_HELD`` when the watch ``entry``, whose form found no match at ``pos``
+        (``start``, its landmark at ``at``), pends there; else None (scan decides).
+
+        It pends there when the text from ``pos`` to the end begins a match (the search
+        of its beginnings; not its loose form, which may say so of a text that does
+        not) and no other of its literals follows, at which a complete match would be
+        its answer instead (see ``answer``). Then nothing can commit and nothing is
+        emitted, as scan finds after asking the watchers (a tool-call header still
+        arriving): the hold names the entry, as scan's does."""
+        begins = regex.beginning()
+        if begins is None:
+            return None
+        self.examined += 2 * (n - start)
+        if regex.prefilter.find(held, at + 1, n) >= 0 or begins(held, start) is None:
+            return None
+        self.held_by = (entry, self.pos, self.table.watches[self.current])
+        return _HELD
+
+
+_HELD = object()  # walk_step: a watcher pends at pos (see StreamWalk.held_here)
 ###}
