@@ -4824,8 +4824,9 @@ class StreamWalk:
 
     def walk_step(self):
         """The next commit from ``pos``, found as the whole-text walk finds it (see
-        WholePass.walk): ``(kind, region, Match)``, or None when the watchers must be
-        asked (then nothing is committed here).
+        WholePass.walk): ``(kind, region, Match)``; ``_HELD`` when an entry pends right
+        at ``pos`` (see held_here); or None when the watchers must be asked (then
+        nothing is committed here).
 
         In a walked mode every match begins at a landmark, or in the run of lead
         characters before it, which holds no landmark. So at the first landmark of the
@@ -4834,7 +4835,8 @@ class StreamWalk:
         scan compares them, is what scan would commit, when none of them may still
         pend: an entry whose form does not match there, or whose match runs to the end
         of the text (and may grow), or whose longer literal the text may still complete.
-        Then the walk stops and scan decides, reading the same text again. In a region
+        Then the walk stops and scan decides, reading the same text again, unless the
+        entry begins at ``pos``, where held_here may tell without it. In a region
         whose close counts only outside the body's JSON strings, a landmark in a string
         is passed over, and only the region's own close is committed. So the walk
         reads at most _FORM_READ characters to a landmark, and is asked (see process)
@@ -4888,7 +4890,13 @@ class StreamWalk:
                 if n - at < longest:
                     rest = held[at:n]
                     if any(s.startswith(rest) for s in literals):
-                        return None  # (one may still be written)
+                        # One may still be written: where the unsent text begins, the
+                        # entry pends there when its beginnings say so.
+                        if at == lo and probe is None:
+                            if regex is None:
+                                return self.held_here(None, entry, held, at, at, n)
+                            return self.held_here(regex, entry, held, at, at, n)
+                        return None
                 continue  # none of its literals here: no match of it begins here
             if regex is None:
                 start, end = at, found.end()
@@ -4935,12 +4943,13 @@ class StreamWalk:
         its answer instead (see ``answer``). Then nothing can commit and nothing is
         emitted, as scan finds after asking the watchers (a tool-call header still
         arriving): the hold names the entry, as scan's does."""
-        begins = regex.beginning()
-        if begins is None:
-            return None
-        self.examined += 2 * (n - start)
-        if regex.prefilter.find(held, at + 1, n) >= 0 or begins(held, start) is None:
-            return None
+        if regex is not None:  # (a literal delimiter pends where its beginning stands)
+            begins = regex.beginning()
+            if begins is None:
+                return None
+            self.examined += 2 * (n - start)
+            if regex.prefilter.find(held, at + 1, n) >= 0 or begins(held, start) is None:
+                return None
         self.held_by = (entry, self.pos, self.table.watches[self.current])
         return _HELD
 
@@ -5523,8 +5532,9 @@ import copy as _copy
 
 _HOLD_FIRST = 8  # after a held text, pieces this short get the hold search alone (see feed)
 # Unsent text longer than this is walked from landmark to landmark (see walk_step)
-# before the watchers are asked one by one.
-_WALK_HELD = 32
+# before the watchers are asked one by one: from a header's first few characters,
+# which the walk holds when they begin one.
+_WALK_HELD = 8
 
 
 class ResponseStream(

@@ -63,8 +63,9 @@ import copy as _copy
 
 _HOLD_FIRST = 8  # after a held text, pieces this short get the hold search alone (see feed)
 # Unsent text longer than this is walked from landmark to landmark (see walk_step)
-# before the watchers are asked one by one.
-_WALK_HELD = 32
+# before the watchers are asked one by one: from a header's first few characters,
+# which the walk holds when they begin one.
+_WALK_HELD = 8
 
 
 class ResponseStream(

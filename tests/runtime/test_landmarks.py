@@ -49,7 +49,7 @@ def _module(spec, landmarks: bool):
     exec(compile(source, "<landmarks_test>", "exec"), module.__dict__)
     if not landmarks:
         module.TABLE.landmarks = None
-        module.TABLE.walks = {}  # (made from the landmarks)
+        module.TABLE.walks = module.TABLE.stream_walks = {}  # (made from the landmarks)
     return module
 
 
