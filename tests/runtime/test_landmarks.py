@@ -60,6 +60,18 @@ def _outcome(run):
         return "error", type(e)
 
 
+def _agrees(module, other, reference, text, prefix):
+    """``module`` parses ``text`` as ``other`` does, and as the reference does (an error
+    of a related type where it raises)."""
+    ours = _outcome(lambda: module.parse_response(text, prefix=prefix))
+    assert ours == _outcome(lambda: other.parse_response(text, prefix=prefix))
+    ref = _outcome(lambda: reference_parse(text, reference, prefix=prefix))
+    if ours[0] == ref[0] == "error":
+        assert issubclass(ours[1], ref[1]) or issubclass(ref[1], ours[1])
+    else:
+        assert ours == ref
+
+
 def test_which_literal_sets_get_landmarks():
     assert _module(SPEC, True).TABLE.landmarks is not None
     # A literal that begins inside another or itself, or one whose end begins another:
@@ -105,13 +117,7 @@ def test_a_literal_that_begins_another_takes_its_landmark():
 ))
 def test_shorter_landmarks_answer_as_a_search_per_delimiter_and_the_reference(parts, prefix):
     text = "".join(parts)
-    with_marks = _outcome(lambda: OVERLAP_WITH.parse_response(text, prefix=prefix))
-    assert with_marks == _outcome(lambda: OVERLAP_WITHOUT.parse_response(text, prefix=prefix))
-    ref = _outcome(lambda: reference_parse(text, OVERLAP_REFERENCE, prefix=prefix))
-    if with_marks[0] == ref[0] == "error":
-        assert issubclass(with_marks[1], ref[1]) or issubclass(ref[1], with_marks[1])
-    else:
-        assert with_marks == ref
+    _agrees(OVERLAP_WITH, OVERLAP_WITHOUT, OVERLAP_REFERENCE, text, prefix)
 REFERENCE = load_response_template(SPEC)
 
 PIECES = [
@@ -134,14 +140,7 @@ def test_the_parse_uses_landmarks_and_succeeds():
 ))
 def test_whole_text_answers_match_a_search_per_delimiter_and_the_reference(parts, prefix):
     text = "".join(parts)
-    with_marks = _outcome(lambda: WITH.parse_response(text, prefix=prefix))
-    without = _outcome(lambda: WITHOUT.parse_response(text, prefix=prefix))
-    assert with_marks == without
-    ref = _outcome(lambda: reference_parse(text, REFERENCE, prefix=prefix))
-    if with_marks[0] == ref[0] == "error":
-        assert issubclass(with_marks[1], ref[1]) or issubclass(ref[1], with_marks[1])
-    else:
-        assert with_marks == ref
+    _agrees(WITH, WITHOUT, REFERENCE, text, prefix)
 
 
 # Every delimiter begins with its literal (no lead): whole_pass walks the landmarks.
@@ -189,13 +188,7 @@ LEAD_PIECES = PIECES + ["<call:f>", "<call:>", "<call:", " <call:g>", "\n\n", "<
 ))
 def test_a_walk_with_a_lead_answers_as_the_loop_and_the_reference(parts, prefix):
     text = "".join(parts)
-    walked = _outcome(lambda: LEADING.parse_response(text, prefix=prefix))
-    assert walked == _outcome(lambda: LEADING_LOOP.parse_response(text, prefix=prefix))
-    ref = _outcome(lambda: reference_parse(text, LEAD_REFERENCE, prefix=prefix))
-    if walked[0] == ref[0] == "error":
-        assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
-    else:
-        assert walked == ref
+    _agrees(LEADING, LEADING_LOOP, LEAD_REFERENCE, text, prefix)
 
 
 def test_a_match_begins_at_the_run_of_lead_characters():
@@ -229,13 +222,7 @@ def test_failed_matches_leave_the_rest_to_the_loop_with_the_same_message():
 ))
 def test_the_walk_answers_as_the_loop_and_the_reference(parts, prefix):
     text = "".join(parts)
-    walked = _outcome(lambda: WALKS.parse_response(text, prefix=prefix))
-    assert walked == _outcome(lambda: NO_WALKS.parse_response(text, prefix=prefix))
-    ref = _outcome(lambda: reference_parse(text, LEADLESS_REFERENCE, prefix=prefix))
-    if walked[0] == ref[0] == "error":
-        assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
-    else:
-        assert walked == ref
+    _agrees(WALKS, NO_WALKS, LEADLESS_REFERENCE, text, prefix)
 
 
 def test_at_one_landmark_the_earliest_start_wins_before_the_longer_match():
@@ -303,13 +290,7 @@ def test_a_close_ending_at_a_lookahead_is_walked_and_lets_the_turn_end_there():
 ))
 def test_a_walk_through_lookahead_closes_answers_as_the_loop_and_the_reference(parts, prefix):
     text = "".join(parts)
-    walked = _outcome(lambda: AHEADS.parse_response(text, prefix=prefix))
-    assert walked == _outcome(lambda: AHEAD_LOOP.parse_response(text, prefix=prefix))
-    ref = _outcome(lambda: reference_parse(text, AHEAD_REFERENCE, prefix=prefix))
-    if walked[0] == ref[0] == "error":
-        assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
-    else:
-        assert walked == ref
+    _agrees(AHEADS, AHEAD_LOOP, AHEAD_REFERENCE, text, prefix)
 
 
 # Literals beginning with two or three characters (Mistral's "[TOOL_CALLS]" and "</s>"):
@@ -361,10 +342,4 @@ def test_the_merged_search_meets_every_occurrence_in_order(parts, lo):
 ))
 def test_a_walk_over_merged_searches_answers_as_the_loop_and_the_reference(parts, prefix):
     text = "".join(parts)
-    walked = _outcome(lambda: MERGED.parse_response(text, prefix=prefix))
-    assert walked == _outcome(lambda: MERGED_LOOP.parse_response(text, prefix=prefix))
-    ref = _outcome(lambda: reference_parse(text, HEADS_REFERENCE, prefix=prefix))
-    if walked[0] == ref[0] == "error":
-        assert issubclass(walked[1], ref[1]) or issubclass(ref[1], walked[1])
-    else:
-        assert walked == ref
+    _agrees(MERGED, MERGED_LOOP, HEADS_REFERENCE, text, prefix)
