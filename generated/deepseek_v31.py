@@ -3602,7 +3602,10 @@ class WholePass:
         string_modes = table.string_modes
         while True:
             if self.current in string_modes:
-                best, best_kind, best_region = self.first_outside_strings()
+                found = self.scan_outside_strings(True, None, self.whole_scan)[0]
+                best, best_kind, best_region = (
+                    (None, None, None) if found is None else (found[2], found[0], found[1])
+                )
             else:
                 best, best_kind, best_region = self.first_complete()
             if best is None or best.start >= self.end:
@@ -3656,38 +3659,11 @@ class WholePass:
                 best, best_kind, best_region = m, kind, region
         return best, best_kind, best_region
 
-    def first_outside_strings(self):
-        """``first_complete`` in a region whose close counts only outside the body's
-        strings: what ``scan_outside_strings`` finds at the end of the output, with
-        the whole text's searches. A match that begins inside a string gives the text
-        up to the string's end to the region, and the search goes on after it."""
-        strings = self.strings
-        if strings is None:
-            strings = self.strings = JsonStrings(self.pos)
-        elif strings.at < self.pos:
-            self.strings_read()
-        n = self.end
-        held, base = self.held()
-        while True:
-            if strings.inside:
-                stop, read = strings.skip(held, base, n)
-                self.examined += read
-                if stop is None:
-                    found = self.close_in_open_string(self.table.watches[
-                        self.current if self.resume_to is None
-                        else (self.current, self.resume_to)
-                    ])[0]
-                    return (None, None, None) if found is None else (
-                        found[2], found[0], found[1]
-                    )
-                self.region_text(None, stop, 0)
-            best = self.first_complete()
-            m = best[0]
-            at = n if m is None or m.start >= n else m.start
-            self.examined += strings.advance(held, base, at)
-            if not strings.inside or at >= n:
-                return best
-            self.region_text(None, at, 0)
+    def whole_scan(self, watch, eos):
+        """``scan``'s answer at the end of the output, found by first_complete: for
+        scan_outside_strings in a whole-text pass (``watch`` is the mode's)."""
+        m, kind, region = self.first_complete()
+        return (None if m is None else (kind, region, m)), self.end
 
     def commit_whole(self, held, base, start, end, kind, region, captures):
         """One commit of a whole-text pass: the text before ``start`` goes to the open
@@ -4900,8 +4876,6 @@ class StreamWalk:
                         # One may still be written: where the unsent text begins, the
                         # entry pends there when its beginnings say so.
                         if at == lo and probe is None:
-                            if regex is None:
-                                return self.held_here(None, entry, held, at, at, n)
                             return self.held_here(regex, entry, held, at, at, n)
                         return None
                 continue  # none of its literals here: no match of it begins here
@@ -4941,8 +4915,10 @@ class StreamWalk:
         return kind, region, _form_match(regex, m, base)
 
     def held_here(self, regex, entry, held, at, start, n):
-        """``_HELD`` when the watch ``entry``, whose form found no match at ``pos``
-        (``start``, its landmark at ``at``), pends there; else None (scan decides).
+        """``_HELD`` when the watch ``entry``, which has no match at ``pos`` (``start``,
+        its landmark at ``at``) but may have one there, pends there; else None (scan
+        decides). A literal delimiter (``regex`` None) whose literal the text may still
+        become pends there.
 
         It pends there when the text from ``pos`` to the end begins a match (the search
         of its beginnings; not its loose form, which may say so of a text that does
@@ -4974,10 +4950,11 @@ class StringRegions:
 
     __slots__ = ()
 
-    def scan_outside_strings(self, eos, events):
+    def scan_outside_strings(self, eos, events, scan=None):
         """``scan`` in a region whose close counts only where it begins outside the
         body's JSON strings (docs/extensions.md): ``(("close", region, Match) or None,
-        where the held text begins)``.
+        where the held text begins)``. ``scan``: the search to use instead of the
+        watchers' (the whole-text pass's, WholePass.whole_scan).
 
         The close is searched for as in any region, from ``pos``; only then is the
         place where its match (or the earliest pending one) begins checked against the
@@ -5001,6 +4978,8 @@ class StringRegions:
         ]
         self.held_by = None  # (set only by this scan's own searches, and cleared after)
         given = 0 if events is None else len(events)
+        if scan is None:
+            scan = self.scan
         while True:
             held, base = self.held()
             n = self.end
@@ -5022,7 +5001,7 @@ class StringRegions:
                         return self.close_in_open_string(watch)
                     return None, n
                 self.region_text(events, stop, given)
-            best, hold_start = self.scan(watch, eos)
+            best, hold_start = scan(watch, eos)
             self.held_by = None
             at = hold_start if best is None else best[2].start
             if at >= n:

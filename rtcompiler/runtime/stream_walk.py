@@ -94,8 +94,6 @@ class StreamWalk:
                         # One may still be written: where the unsent text begins, the
                         # entry pends there when its beginnings say so.
                         if at == lo and probe is None:
-                            if regex is None:
-                                return self.held_here(None, entry, held, at, at, n)
                             return self.held_here(regex, entry, held, at, at, n)
                         return None
                 continue  # none of its literals here: no match of it begins here
@@ -135,8 +133,10 @@ class StreamWalk:
         return kind, region, _form_match(regex, m, base)
 
     def held_here(self, regex, entry, held, at, start, n):
-        """``_HELD`` when the watch ``entry``, whose form found no match at ``pos``
-        (``start``, its landmark at ``at``), pends there; else None (scan decides).
+        """``_HELD`` when the watch ``entry``, which has no match at ``pos`` (``start``,
+        its landmark at ``at``) but may have one there, pends there; else None (scan
+        decides). A literal delimiter (``regex`` None) whose literal the text may still
+        become pends there.
 
         It pends there when the text from ``pos`` to the end begins a match (the search
         of its beginnings; not its loose form, which may say so of a text that does

@@ -22,10 +22,11 @@ class StringRegions:
 
     __slots__ = ()
 
-    def scan_outside_strings(self, eos, events):
+    def scan_outside_strings(self, eos, events, scan=None):
         """``scan`` in a region whose close counts only where it begins outside the
         body's JSON strings (docs/extensions.md): ``(("close", region, Match) or None,
-        where the held text begins)``.
+        where the held text begins)``. ``scan``: the search to use instead of the
+        watchers' (the whole-text pass's, WholePass.whole_scan).
 
         The close is searched for as in any region, from ``pos``; only then is the
         place where its match (or the earliest pending one) begins checked against the
@@ -49,6 +50,8 @@ class StringRegions:
         ]
         self.held_by = None  # (set only by this scan's own searches, and cleared after)
         given = 0 if events is None else len(events)
+        if scan is None:
+            scan = self.scan
         while True:
             held, base = self.held()
             n = self.end
@@ -70,7 +73,7 @@ class StringRegions:
                         return self.close_in_open_string(watch)
                     return None, n
                 self.region_text(events, stop, given)
-            best, hold_start = self.scan(watch, eos)
+            best, hold_start = scan(watch, eos)
             self.held_by = None
             at = hold_start if best is None else best[2].start
             if at >= n:

@@ -142,7 +142,10 @@ class WholePass:
         string_modes = table.string_modes
         while True:
             if self.current in string_modes:
-                best, best_kind, best_region = self.first_outside_strings()
+                found = self.scan_outside_strings(True, None, self.whole_scan)[0]
+                best, best_kind, best_region = (
+                    (None, None, None) if found is None else (found[2], found[0], found[1])
+                )
             else:
                 best, best_kind, best_region = self.first_complete()
             if best is None or best.start >= self.end:
@@ -196,38 +199,11 @@ class WholePass:
                 best, best_kind, best_region = m, kind, region
         return best, best_kind, best_region
 
-    def first_outside_strings(self):
-        """``first_complete`` in a region whose close counts only outside the body's
-        strings: what ``scan_outside_strings`` finds at the end of the output, with
-        the whole text's searches. A match that begins inside a string gives the text
-        up to the string's end to the region, and the search goes on after it."""
-        strings = self.strings
-        if strings is None:
-            strings = self.strings = JsonStrings(self.pos)
-        elif strings.at < self.pos:
-            self.strings_read()
-        n = self.end
-        held, base = self.held()
-        while True:
-            if strings.inside:
-                stop, read = strings.skip(held, base, n)
-                self.examined += read
-                if stop is None:
-                    found = self.close_in_open_string(self.table.watches[
-                        self.current if self.resume_to is None
-                        else (self.current, self.resume_to)
-                    ])[0]
-                    return (None, None, None) if found is None else (
-                        found[2], found[0], found[1]
-                    )
-                self.region_text(None, stop, 0)
-            best = self.first_complete()
-            m = best[0]
-            at = n if m is None or m.start >= n else m.start
-            self.examined += strings.advance(held, base, at)
-            if not strings.inside or at >= n:
-                return best
-            self.region_text(None, at, 0)
+    def whole_scan(self, watch, eos):
+        """``scan``'s answer at the end of the output, found by first_complete: for
+        scan_outside_strings in a whole-text pass (``watch`` is the mode's)."""
+        m, kind, region = self.first_complete()
+        return (None if m is None else (kind, region, m)), self.end
 
     def commit_whole(self, held, base, start, end, kind, region, captures):
         """One commit of a whole-text pass: the text before ``start`` goes to the open
