@@ -5566,6 +5566,11 @@ _HOLD_FIRST = 8  # after a held text, pieces this short get the hold search alon
 # before the watchers are asked one by one: from a header's first few characters,
 # which the walk holds when they begin one.
 _WALK_HELD = 8
+# ... when the text held before the last piece is at most this long: each walk that stops
+# (a header still arriving) reads it again with the next piece, so it is bounded, and
+# longer than one of the longest headers (Harmony's, about 80 characters) that a piece of
+# 64 cuts, and the rest of the header arrives with the next.
+_WALK_BEFORE = 128
 
 
 class ResponseStream(
@@ -6024,7 +6029,7 @@ class ResponseStream(
             best = hold_start = None
             if (
                 self.end - self.pos > _WALK_HELD
-                and self.fresh_start - self.pos <= _QUICK_HELD
+                and self.fresh_start - self.pos <= _WALK_BEFORE
                 and not eos and self.held_by is None and self.resume_to is None
             ):
                 best = self.walk_step()
