@@ -404,6 +404,11 @@ class Builder:
         # marker, where the model's tokenizer stops at it, is no text of the output.
         middle = [i for i in range(len(close.alternatives)) if i not in ending and not any(
             _ends_with_literal(close.alternatives[i], m) for m in self.markers)]
+        if f.content == "text":
+            # A text region's close that is only a lookahead (Kimi K3's reasoning, ended
+            # where a response opens) is not written: the text would end at nothing the
+            # lexer sees. The parser reads such outputs; the grammar writes the close.
+            middle = [i for i in middle if not _only_lookahead(close.alternatives[i])]
         options: list[Expr] = []
         # Which close alternatives may come before each next step (and, for a region, before
         # each alternative of its open: Llama 3's "; " between calls needs the lookahead close).
@@ -696,6 +701,11 @@ def _ends_with_literal(node: ast.Node, text: str) -> bool:
 def _ends_with_lookahead(node: ast.Node) -> bool:
     items = list(node.items) if isinstance(node, ast.Concat) else [node]
     return bool(items) and isinstance(items[-1], ast.Lookahead) and not items[-1].negative
+
+
+def _only_lookahead(node: ast.Node) -> bool:
+    items = list(node.items) if isinstance(node, ast.Concat) else [node]
+    return len(items) == 1 and isinstance(items[0], ast.Lookahead)
 
 
 def _without_space_before_lookahead(node: ast.Node) -> ast.Node:
