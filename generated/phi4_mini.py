@@ -2851,7 +2851,7 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient", "json_end", "extend",
+        "lenient", "json_end", "extend", "rank",
     )
 
     def __init__(
@@ -2888,6 +2888,9 @@ class Region:
         self.json_end = json_end
         # The extend extension: a region's list of calls is added to the earlier ones'.
         self.extend = extend
+        # What breaks a tie between two matches of one span and kind: the field name, as
+        # in the reference (see RegionTable for the implicit field's).
+        self.rank = name
 
 
 class RegionTable:
@@ -2926,6 +2929,13 @@ class RegionTable:
             region = self.by_name[implicit]
             watch.append(("close", region, region.close, ("close", implicit)))
         self.watches = {None: watch, implicit: watch}
+        if implicit is not None:
+            # Two closes tie only in a yielding mode (docs/extensions.md, yield): the
+            # yielding region's own close, or a call's, against the implicit field's close
+            # written the same (Qwen3's </think>, a stray one in content). There the other
+            # close wins: the region closes. (Opens tie by name, as in the reference; the
+            # implicit field has none.)
+            self.by_name[implicit].rank = "\U0010ffff" + implicit
         for r in regions:
             if r.open is not None and r.name != implicit:
                 self.watches[r.name] = (
@@ -3662,9 +3672,9 @@ class WholePass:
             if m is not None and (
                 best is None or m.start < best.start
                 or m.start == best.start and (
-                    (m.start - m.end, 0 if kind == "open" else 1, region.name)
+                    (m.start - m.end, 0 if kind == "open" else 1, region.rank)
                     < (best.start - best.end, 0 if best_kind == "open" else 1,
-                       best_region.name)
+                       best_region.rank)
                 )
             ):
                 best, best_kind, best_region = m, kind, region
@@ -3902,8 +3912,8 @@ class WholePass:
             # The earliest start wins; ties (one literal opening two regions) go
             # as in whole_pass.
             if best is None or start < best[0] or start == best[0] and (
-                (start - end, 0 if kind == "open" else 1, region.name)
-                < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].name)
+                (start - end, 0 if kind == "open" else 1, region.rank)
+                < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].rank)
             ):
                 best = (start, end, kind, region, regex, matched)
         return best
@@ -4485,7 +4495,7 @@ class WatcherAnswers:
                         # they catch up when next asked, as with held_by.
                         break
                 continue
-            key = (m.start, m.start - m.end, 0 if kind == "open" else 1, region.name)
+            key = (m.start, m.start - m.end, 0 if kind == "open" else 1, region.rank)
             if best_key is None or key < best_key:
                 best_key, best = key, (kind, region, m)
         if best is not None and best[2].start >= hold_start:
@@ -4911,7 +4921,7 @@ class StreamWalk:
             # (scan's order: a lone entry has nothing to be compared with)
             key = (
                 None if len(plan) == 1
-                else (start, start - end, 0 if kind == "open" else 1, region.name)
+                else (start, start - end, 0 if kind == "open" else 1, region.rank)
             )
             if best is not None and key >= best_key:
                 continue

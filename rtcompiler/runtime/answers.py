@@ -146,7 +146,7 @@ class WatcherAnswers:
                         # they catch up when next asked, as with held_by.
                         break
                 continue
-            key = (m.start, m.start - m.end, 0 if kind == "open" else 1, region.name)
+            key = (m.start, m.start - m.end, 0 if kind == "open" else 1, region.rank)
             if best_key is None or key < best_key:
                 best_key, best = key, (kind, region, m)
         if best is not None and best[2].start >= hold_start:

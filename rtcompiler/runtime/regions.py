@@ -53,7 +53,7 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient", "json_end", "extend",
+        "lenient", "json_end", "extend", "rank",
     )
 
     def __init__(
@@ -90,6 +90,9 @@ class Region:
         self.json_end = json_end
         # The extend extension: a region's list of calls is added to the earlier ones'.
         self.extend = extend
+        # What breaks a tie between two matches of one span and kind: the field name, as
+        # in the reference (see RegionTable for the implicit field's).
+        self.rank = name
 
 
 class RegionTable:
@@ -128,6 +131,13 @@ class RegionTable:
             region = self.by_name[implicit]
             watch.append(("close", region, region.close, ("close", implicit)))
         self.watches = {None: watch, implicit: watch}
+        if implicit is not None:
+            # Two closes tie only in a yielding mode (docs/extensions.md, yield): the
+            # yielding region's own close, or a call's, against the implicit field's close
+            # written the same (Qwen3's </think>, a stray one in content). There the other
+            # close wins: the region closes. (Opens tie by name, as in the reference; the
+            # implicit field has none.)
+            self.by_name[implicit].rank = "\U0010ffff" + implicit
         for r in regions:
             if r.open is not None and r.name != implicit:
                 self.watches[r.name] = (

@@ -118,7 +118,7 @@ class StreamWalk:
             # (scan's order: a lone entry has nothing to be compared with)
             key = (
                 None if len(plan) == 1
-                else (start, start - end, 0 if kind == "open" else 1, region.name)
+                else (start, start - end, 0 if kind == "open" else 1, region.rank)
             )
             if best is not None and key >= best_key:
                 continue

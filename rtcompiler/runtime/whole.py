@@ -191,9 +191,9 @@ class WholePass:
             if m is not None and (
                 best is None or m.start < best.start
                 or m.start == best.start and (
-                    (m.start - m.end, 0 if kind == "open" else 1, region.name)
+                    (m.start - m.end, 0 if kind == "open" else 1, region.rank)
                     < (best.start - best.end, 0 if best_kind == "open" else 1,
-                       best_region.name)
+                       best_region.rank)
                 )
             ):
                 best, best_kind, best_region = m, kind, region
@@ -431,8 +431,8 @@ class WholePass:
             # The earliest start wins; ties (one literal opening two regions) go
             # as in whole_pass.
             if best is None or start < best[0] or start == best[0] and (
-                (start - end, 0 if kind == "open" else 1, region.name)
-                < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].name)
+                (start - end, 0 if kind == "open" else 1, region.rank)
+                < (best[0] - best[1], 0 if best[2] == "open" else 1, best[3].rank)
             ):
                 best = (start, end, kind, region, regex, matched)
         return best

@@ -81,9 +81,16 @@ def test_a_constrained_row_that_parses_and_round_trips_passes():
     assert r.round_trip[0] == "ok" and (r.calls, r.valid_calls) == (1, 1)
 
 
-def test_a_message_that_does_not_survive_rendering_fails_the_round_trip():
-    # Content holding </think>: Qwen3's chat template takes what precedes it for reasoning.
-    r = row("A</think>B<|im_end|>")
+def test_a_message_that_does_not_survive_rendering_fails_the_round_trip(monkeypatch):
+    # A chat template that rewrites what it renders (Qwen3's takes the content before a
+    # </think> for reasoning; the bundled grammar now drops a stray </think> from content,
+    # so no parsed message holds one): here, one that writes the content in capitals.
+    conv = conversation()
+    renderer = conv.format.renderer
+    real = renderer.assistant_turn
+    monkeypatch.setattr(renderer, "assistant_turn", lambda history, message, tools: real(
+        history, {**message, "content": message.get("content", "").upper()}, tools))
+    r = row("Abc<|im_end|>", conv=conv)
     assert r.whole[0] == "ok"
     assert r.round_trip[0] == "error"
     assert r.failures == ["round trip"]

@@ -124,6 +124,23 @@ def test_the_implicit_fields_close_ends_a_piece_of_the_reasoning():
         "reasoning_content": "a\n\nb", "content": "c"})
 
 
+STRAY_CLOSE = copy.deepcopy(SPEC)
+STRAY_CLOSE["fields"]["content"]["close"] = ["<|im_end|>", "</think>"]
+STRAY_CLOSE_MODULE = load_parser(load_template(STRAY_CLOSE))
+
+
+def test_the_reasonings_own_close_wins_over_the_implicit_close_written_the_same():
+    # qwen3 drops a stray </think> met in content, so </think> is the implicit field's
+    # close too: in the reasoning it closes the reasoning, not only a piece of it.
+    assert_everywhere("<think>a</think>b</think>c<|im_end|>", {
+        "reasoning_content": "a", "content": "b\n\nc"}, STRAY_CLOSE_MODULE)
+    assert_everywhere("<think>a<|im_end|>b</think>c", {
+        "reasoning_content": "a\n\nb", "content": "c"}, STRAY_CLOSE_MODULE)
+    assert_everywhere("<think>a<tool_call>" + body("f") + "</tool_call>b</think>c</think>d", {
+        "reasoning_content": "a\n\nb", "tool_calls": [call("f")], "content": "c\n\nd"},
+        STRAY_CLOSE_MODULE)
+
+
 @pytest.mark.parametrize("text, reasoning", [
     ('<think>s<|tool_call|>{"n<|end_of_text|>y<response>z', 's\n\n{"n\n\ny\n\nz'),
     ('<think>s<|tool_call|>{"n<|end_of_text|>y</response>z<|end_of_text|>w',
