@@ -2893,7 +2893,7 @@ class RegionTable:
         "stream_walks",
         "prompt_states",
         "context_free",
-        "transitions", "states", "string_modes", "yielding", "cut_opens",
+        "transitions", "states", "string_modes", "yielding", "cut_opens", "recovering",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -2950,6 +2950,9 @@ class RegionTable:
         # Per mode, the literals of the recovering fields' opens it watches that look like
         # markup (begin with < or [): an output that ends in the beginning of one, cut in
         # the middle of its spelling, ends with no text (docs/extensions.md, recover).
+        # A template with a recovering field (the recover extension): an empty region the
+        # output ends in adds nothing (see ResponseStream.close_current).
+        self.recovering = any(r.recover for r in regions)
         self.cut_opens = {}
         for mode, entries in self.watches.items():
             cut = sorted({
@@ -5174,6 +5177,20 @@ class RegionValues:
             # text below.)
             body = "".join(self.body)
             self.recovered(self.reopened(region, body) or body, _UNFINISHED, events)
+            self.reset()
+            return
+        if eos and region.close is not None and self.table.recovering and (
+            self.current != self.table.implicit and not any(p.strip() for p in self.body)
+        ):
+            # An opener at the very end of the output (a cut one, or a model that stops
+            # right after it) opens a region with nothing in it: in a recovering template
+            # it gives no value, so it does not replace an earlier region's value (a
+            # second [THINK] would erase the reasoning).
+            if events is not None:
+                events.append({
+                    "type": "region_close", "field": self.current, "value": None,
+                    "error": _UNFINISHED,
+                })
             self.reset()
             return
         try:

@@ -82,6 +82,20 @@ class RegionValues:
             self.recovered(self.reopened(region, body) or body, _UNFINISHED, events)
             self.reset()
             return
+        if eos and region.close is not None and self.table.recovering and (
+            self.current != self.table.implicit and not any(p.strip() for p in self.body)
+        ):
+            # An opener at the very end of the output (a cut one, or a model that stops
+            # right after it) opens a region with nothing in it: in a recovering template
+            # it gives no value, so it does not replace an earlier region's value (a
+            # second [THINK] would erase the reasoning).
+            if events is not None:
+                events.append({
+                    "type": "region_close", "field": self.current, "value": None,
+                    "error": _UNFINISHED,
+                })
+            self.reset()
+            return
         try:
             self.close_with("".join(self.body), events, eos)
         except BaseException:

@@ -104,7 +104,7 @@ class RegionTable:
         "stream_walks",
         "prompt_states",
         "context_free",
-        "transitions", "states", "string_modes", "yielding", "cut_opens",
+        "transitions", "states", "string_modes", "yielding", "cut_opens", "recovering",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -161,6 +161,9 @@ class RegionTable:
         # Per mode, the literals of the recovering fields' opens it watches that look like
         # markup (begin with < or [): an output that ends in the beginning of one, cut in
         # the middle of its spelling, ends with no text (docs/extensions.md, recover).
+        # A template with a recovering field (the recover extension): an empty region the
+        # output ends in adds nothing (see ResponseStream.close_current).
+        self.recovering = any(r.recover for r in regions)
         self.cut_opens = {}
         for mode, entries in self.watches.items():
             cut = sorted({

@@ -477,6 +477,23 @@ def test_only_the_very_end_and_only_an_opens_beginning_is_cut(text, want):
     assert_everywhere(MODULE, text, want)
 
 
+THINKING = copy.deepcopy(QWEN)
+THINKING["fields"] = {"reasoning_content": {"open": "<think>", "close": "</think>"},
+                      **QWEN["fields"]}
+
+
+@pytest.mark.parametrize("end", ["<think>", "<think>\n ", "<tool_call>"])
+def test_an_empty_region_the_output_ends_in_replaces_nothing(end):
+    # magistral: [THINK]Plan.[/THINK]It is sunny.[THINK] cut right after the new opener.
+    text = "<think>Plan.</think>It is sunny." + end
+    assert_everywhere(load_parser(load_template(THINKING)), text,
+                      {"reasoning_content": "Plan.", "content": "It is sunny."})
+    if end.startswith("<think>"):
+        # The reference's reading: the empty region's "" replaces the reasoning, dropped.
+        strict = load_parser(load_template(grammars.strict_spec(THINKING)))
+        assert whole(strict, text) == {"content": "It is sunny."}
+
+
 def test_without_recover_an_opens_beginning_at_the_end_stays_text():
     strict = load_parser(load_template(grammars.strict_spec(QWEN)))
     assert_everywhere(strict, "So <tool_call", {"content": "So <tool_call"})
