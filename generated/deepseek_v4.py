@@ -4552,17 +4552,20 @@ class StreamMemo:
     _KEPT = (
         "base", "end", "pos", "fresh", "fresh_start", "examined", "rescans",
         "retired_steps", "retired_searched", "opened", "marks_from", "current", "danger",
-        "dirty",
+        "dirty", "held_by",
     )
     _COPIED = ("pieces", "body", "tail", "captures", "fixed_seen")
 
     def remember(self, truncated):
         """Keep the state the prompt's tail left, for the table's next stream with
-        the same tail: when it holds no scanner, no pending answer, no closed region."""
+        the same tail: when it holds no scanner, no pending answer, no closed region.
+        (What held the text, ``held_by``, is kept: a thinking prompt's "<think>\n" leaves
+        its newline held where a call's open begins with whitespace, as Qwen3-Coder's
+        does in its yielding reasoning.)"""
         states = self.table.prompt_states
         if (
             len(truncated) > _PROMPT_TAIL or len(states) >= _PROMPT_STATES or self.scanners
-            or self.held_by is not None or self.known is not None
+            or self.known is not None
             or any(e["type"] == "region_close" for e in self.initial_events)
             or self.strings is not None or self.resume_to is not None or self.resumed
         ):

@@ -29,10 +29,29 @@ SPEC = {
 PIECES = [" ", "\n", "x", "<", "<thi", "<think>", "</think>", "<tool_call>", '{"a": 1}',
           "</tool_call>", "<|im_end|>", "<|im"]
 ANCHOR = "<|im_start|>assistant"
+YIELD_PIECES = [" ", "\n", "x", "<", "<thi", "<think>", "</think>", "<tool_call>",
+                "<function=f>\n", "<func", "</tool_call>", "<|im_end|>", "<|im"]
 
 
-def _module(remember: bool) -> types.ModuleType:
-    template = load_template({"version": 1, "start_anchor": ANCHOR, "fields": SPEC})
+# Qwen3-Coder's shape: the reasoning yields to calls whose open begins with whitespace, so
+# a thinking prompt's "<think>\n" leaves its newline held (see remember).
+YIELDING = {
+    "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text",
+                          "yield_to": {"fields": ["tool_calls"], "join": "\n\n"}},
+    "tool_calls": {
+        "open_pattern": "\\s*<function=[^>\\n]+>\\n",
+        "close_pattern": "</tool_call>\\s*", "repeats": True,
+    },
+    "content": {"close": ["<|im_end|>", "<tool_call>"], "content": "text", "repeats": True,
+                "join": "\n\n"},
+}
+
+
+def _module(remember: bool, fields: dict = SPEC) -> types.ModuleType:
+    spec = {"version": 1, "start_anchor": ANCHOR, "fields": fields}
+    if fields is YIELDING:
+        spec["extensions"] = ["yield"]
+    template = load_template(spec)
     module = types.ModuleType("prompt_states_test")
     exec(compile(generate_module(template), "<prompt_states_test>", "exec"), module.__dict__)
     if not remember:
@@ -72,6 +91,33 @@ def test_a_remembered_tail_changes_nothing(tail, text, data):
     assert first == plain
     assert second == plain
     assert third == plain
+
+
+@settings(max_examples=examples(70, 200), deadline=None)
+@given(
+    tail=st.lists(st.sampled_from(YIELD_PIECES), max_size=6).map("".join),
+    text=st.lists(st.sampled_from(YIELD_PIECES), max_size=12).map("".join),
+    data=st.data(),
+)
+def test_a_remembered_tail_that_holds_text_changes_nothing(tail, text, data):
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=6))
+    prefix = "<|im_start|>user\nhi<|im_end|>\n" + ANCHOR + tail
+    plain = _run(_module(remember=False, fields=YIELDING), prefix, text, cuts)
+    module = _module(remember=True, fields=YIELDING)
+    assert [_run(module, prefix, text, cuts) for _ in range(3)] == [plain] * 3
+
+
+def test_a_thinking_prompt_whose_newline_is_held_is_remembered():
+    module = _module(remember=True, fields=YIELDING)
+    prefix = ANCHOR + "<think>\n"
+    first = module.ResponseParser(prefix)
+    assert first._stream.held_by is not None  # the newline may begin a call's open
+    assert list(module.TABLE.prompt_states) == ["<think>\n"]
+    text = "a\n<tool_call>\n<function=f>\n</tool_call>b</think>c"
+    second = module.ResponseParser(prefix)
+    want = _module(remember=False, fields=YIELDING).ResponseParser(prefix)
+    assert [second.feed(ch) for ch in text] == [want.feed(ch) for ch in text]
+    assert second.finalize() == want.finalize()
 
 
 def test_the_second_stream_after_a_tail_does_not_process_it():
@@ -130,7 +176,7 @@ def test_every_attribute_of_a_stream_is_kept_or_known_to_need_no_keeping():
     kept = set(module.ResponseStream._KEPT) | set(module.ResponseStream._COPIED)
     # Each stream's own, or None / False whenever a tail's state is kept.
     own = {"table", "coerce", "output", "scanners", "initial_events"}
-    unset = {"held_by", "known", "node", "whole", "marks", "finalized", "failures", "missed",
+    unset = {"known", "node", "whole", "marks", "finalized", "failures", "missed",
              "formed", "strings", "resume_to", "resumed"}
     assert set(module.ResponseStream.__slots__) == kept | own | unset
     assert all(not getattr(stream, name) for name in unset)

@@ -315,12 +315,20 @@ def test_where_no_added_delimiter_occurs_the_message_is_the_references(data):
         if quiet:
             want = reference_run(spec, pieces, prefix, tool_list)
             assert json.dumps(got) == json.dumps(want), pieces
-    # Streamed == whole, wherever the delimiters are.
+    # Streamed == whole, wherever the delimiters are; unless the reference's own stream and
+    # whole parse differ on the template without the extension (a `$` close matches
+    # before a chunk's final newline, and a later chunk moves it to the end): the
+    # extension keeps that reading of the standard format.
     try:
         whole_message = module.parse_response(text, prefix=prefix, tools=copy.deepcopy(tool_list))
     except Exception:  # noqa: BLE001
         whole_message = None
-    assert json.dumps(whole_message) == json.dumps(robust_run(module, chunks, prefix, tool_list)[0])
+    differs = json.dumps(reference_run(spec, [text], prefix, tool_list)) != json.dumps(
+        reference_run(spec, chunks, prefix, tool_list))
+    event(f"the reference's stream differs from its whole parse: {differs}")
+    if not differs:
+        assert json.dumps(whole_message) == json.dumps(
+            robust_run(module, chunks, prefix, tool_list)[0])
 
 
 # -- the template stage -----------------------------------------------------------------
