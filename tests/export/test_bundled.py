@@ -235,7 +235,10 @@ def test_the_bounded_llguidance_form_masks_a_parameterless_qwen3_coder_call():
     tok = hf_tokenizer()
     matcher = LLMatcher(llg_tokenizer(), LLMatcher.grammar_from_lark(text), log_level=0)
     mask = allocate_token_bitmask(1, llg_tokenizer().vocab_size)
-    for token in tok.encode("<tool_call>\n<function=o9>\n</tool_call><|im_end|>",
+    # (The grammar writes the think block's close first: the bundled form reads a call
+    # written inside it too, with yield, but the generation grammar writes the turn the
+    # chat template writes.)
+    for token in tok.encode("</think>\n\n<tool_call>\n<function=o9>\n</tool_call><|im_end|>",
                             add_special_tokens=False):
         fill_next_token_bitmask(matcher, mask, 0)
         assert matcher.get_error() == ""
