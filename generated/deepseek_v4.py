@@ -3160,10 +3160,14 @@ import re as _re
 class Watched:
     """One open or close delimiter, as the region machine watches it."""
 
-    __slots__ = ("regex", "is_literal", "can_extend", "fixed", "longest", "danger")
+    __slots__ = ("regex", "later", "is_literal", "can_extend", "fixed", "longest", "danger")
 
     def __init__(self, regex, is_literal, can_extend, literals=None) -> None:
         self.regex = regex  # a CompiledRegex
+        # The pattern past the start of the output, where ^ never holds (a pattern's
+        # ``late`` form, or the pattern): what the quick path, the walks and their
+        # landmarks read there (see RegionTable.start_modes).
+        self.later = regex if regex.late is None else regex.late
         # A literal delimiter fully present before the end of the buffer cannot
         # grow, unless another literal of its list extends it.
         self.is_literal = is_literal
@@ -3242,6 +3246,7 @@ class RegionTable:
         "prompt_states",
         "context_free",
         "transitions", "states", "string_modes", "yielding", "cut_opens", "recovering",
+        "start_modes",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -3320,7 +3325,7 @@ class RegionTable:
         ]
         for mode in modes:
             pres = [
-                delimiter.regex.prefilter for _, _, delimiter, _ in self.watch(mode)
+                delimiter.later.prefilter for _, _, delimiter, _ in self.watch(mode)
             ]
             if any(pre is None or pre.danger is None for pre in pres):
                 self.quiet[mode] = None
@@ -3377,6 +3382,13 @@ class RegionTable:
 
         self.landmarks, self.landmark_of = _landmarks(regions)
         # Per mode, for a whole-text parse: each landmark -> the watchers whose
+        # Modes watching a delimiter with alternatives for the start of the output only
+        # (Llama 4's call list at the start, or after its python tag anywhere): their
+        # quick path, walks and landmarks are the later pattern's, taken past the start.
+        self.start_modes = frozenset(
+            mode for mode in self.watches
+            if any(d.later is not d.regex for _, _, d, _ in self.watch(mode))
+        )
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)
@@ -3470,7 +3482,7 @@ def _landmarks(regions):
     for region in regions:
         for delimiter in (region.open, region.close):
             if delimiter is not None:
-                pre = delimiter.regex.prefilter
+                pre = delimiter.later.prefilter
                 if pre is None:
                     return None, None
                 literals.update(pre.literals)
@@ -3601,10 +3613,10 @@ def _single(entries):
     kind, region, delimiter, _ = entries[0]
     if delimiter.fixed is not None:
         return kind, region, None
-    pre = delimiter.regex.prefilter
+    pre = delimiter.later.prefilter
     if pre.lead or pre.lead_class is not None:
         return None
-    return kind, region, delimiter.regex
+    return kind, region, delimiter.later
 
 
 def anchor_literals(anchor):
@@ -3638,7 +3650,7 @@ def _walks(watches, landmark_of):
     # is then a look-up per range of the lead, not a question per literal.
     characters = sorted({
         ord(c) for watch in watches.values() for entry in watch
-        for s in entry[2].regex.prefilter.literals for c in s
+        for s in entry[2].later.prefilter.literals for c in s
     })
 
     def holds_a_literal_character(pre):
@@ -3653,7 +3665,7 @@ def _walks(watches, landmark_of):
         by_literal: dict = {}
         for entry in watch:
             delimiter = entry[2]
-            regex = delimiter.regex
+            regex = delimiter.later
             pre = regex.prefilter
             if delimiter.fixed is None and (
                 regex.captures is None or not regex.tail or pre.lead
@@ -3702,7 +3714,7 @@ def _stream_spot(spot):
         if delimiter.fixed is not None:
             plan.append((kind, region, None, None, None, literals, longest, entry))
             continue
-        regex = delimiter.regex
+        regex = delimiter.later
         if regex.form_dollar or regex.captures_stream is None:
             return None
         pre = regex.prefilter
@@ -3959,6 +3971,7 @@ class WholePass:
         if (
             self.current in table.walks and self.resume_to is None and not self.resumed
             and (self.strings is not None or self.current not in table.string_modes)
+            and (self.pos or self.current not in table.start_modes)
             and self.walk(held, base, table.walks)
         ):
             return
@@ -3977,7 +3990,7 @@ class WholePass:
             # may come back to one it does.
             left = (
                 self.current not in table.walks or self.current in string_modes
-                or self.current in table.yielding
+                or self.current in table.yielding or not self.pos
             )
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
@@ -3986,7 +3999,8 @@ class WholePass:
                 return
             if (
                 left and self.current in table.walks and self.resume_to is None
-                and not self.resumed and self.walk(held, base, table.walks)
+                and not self.resumed and (self.pos or self.current not in table.start_modes)
+                and self.walk(held, base, table.walks)
             ):
                 return  # back from a region that is not walked, to the walk
         self.end_whole(held, base)
@@ -4196,8 +4210,10 @@ class WholePass:
                         cut = True
                         break
                 by_literal = walks.get(current)
-                if by_literal is None:
-                    done = False  # a mode not walked: the loop goes on from here
+                if by_literal is None or not pos and current in table.start_modes:
+                    # A mode not walked, or walked past the start only: the loop goes on
+                    # from here.
+                    done = False
                     break
                 if end - base < found.end():
                     # A match that ends before its landmark does, at a lookahead (Mistral's
@@ -4232,7 +4248,7 @@ class WholePass:
             if delimiter.fixed is not None:
                 start, end, regex, matched = at + base, found.end() + base, None, None
             else:
-                regex = delimiter.regex
+                regex = delimiter.later
                 # (complete's attempt: from the run of lead characters before.)
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
                 if self.formed > _WHOLE_READS * self.end:
@@ -4293,6 +4309,19 @@ class WholePass:
                 self.whole[key] = (pos, None)  # (see ResponseStream.answer)
                 return None
             if regex.late is not None:
+                regex = regex.late
+        elif regex.late is not None and regex.form_start:
+            # At the start: a match that reads ^ begins there, so a match there, tried with
+            # the form with \A, is the leftmost; else none begins there, and the leftmost is
+            # the later pattern's (see ResponseStream.answer).
+            held, base = self.held()
+            found = regex.captures_first.match(held, 0) if not base else None
+            if found is not None:
+                self.examined += found.end()
+                m = _form_match(regex, found, base)
+                self.whole[key] = (pos, m)
+                return m
+            if not base:
                 regex = regex.late
         pre = regex.prefilter
         if delimiter.fixed is not None:
@@ -6072,7 +6101,10 @@ class ResponseStream(
                 return events
         quick = self.danger
         pos, end = self.pos, self.end
-        if quick is not None and 0 < len(text) <= _QUICK_PIECE and end - pos <= _QUICK_HELD:
+        if (
+            quick is not None and 0 < len(text) <= _QUICK_PIECE and end - pos <= _QUICK_HELD
+            and (pos or self.current not in self.table.start_modes)
+        ):
             # Token-sized pieces: decide with one or two stdlib searches of the
             # unsent text (held text and piece) whether any watched delimiter
             # could match or pend there, and where. Unless it is all region text, the
@@ -6366,6 +6398,7 @@ class ResponseStream(
                 self.end - self.pos > _WALK_HELD
                 and self.fresh_start - self.pos <= _WALK_BEFORE
                 and not eos and self.held_by is None and self.resume_to is None
+                and (self.pos or self.current not in self.table.start_modes)
             ):
                 best = self.walk_step()
                 if best is _HELD:
@@ -6422,7 +6455,10 @@ class ResponseStream(
                     if not had_content and m.start == m.end:
                         break  # a zero-width close of an empty region would fire forever
                 quick = self.danger
-                if quick is not None and not eos and self.end - self.pos <= _QUICK_PIECE:
+                if (
+                    quick is not None and not eos and self.end - self.pos <= _QUICK_PIECE
+                    and (self.pos or self.current not in self.table.start_modes)
+                ):
                     # Short text after the delimiter (a token's rest): when the new
                     # mode's danger search finds nothing in it, it is all region
                     # text, as in the quick path of feed.

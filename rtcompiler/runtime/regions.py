@@ -23,10 +23,14 @@ import re as _re
 class Watched:
     """One open or close delimiter, as the region machine watches it."""
 
-    __slots__ = ("regex", "is_literal", "can_extend", "fixed", "longest", "danger")
+    __slots__ = ("regex", "later", "is_literal", "can_extend", "fixed", "longest", "danger")
 
     def __init__(self, regex, is_literal, can_extend, literals=None) -> None:
         self.regex = regex  # a CompiledRegex
+        # The pattern past the start of the output, where ^ never holds (a pattern's
+        # ``late`` form, or the pattern): what the quick path, the walks and their
+        # landmarks read there (see RegionTable.start_modes).
+        self.later = regex if regex.late is None else regex.late
         # A literal delimiter fully present before the end of the buffer cannot
         # grow, unless another literal of its list extends it.
         self.is_literal = is_literal
@@ -105,6 +109,7 @@ class RegionTable:
         "prompt_states",
         "context_free",
         "transitions", "states", "string_modes", "yielding", "cut_opens", "recovering",
+        "start_modes",
     )
 
     def __init__(self, regions, implicit, defaults, start_anchor) -> None:
@@ -183,7 +188,7 @@ class RegionTable:
         ]
         for mode in modes:
             pres = [
-                delimiter.regex.prefilter for _, _, delimiter, _ in self.watch(mode)
+                delimiter.later.prefilter for _, _, delimiter, _ in self.watch(mode)
             ]
             if any(pre is None or pre.danger is None for pre in pres):
                 self.quiet[mode] = None
@@ -240,6 +245,13 @@ class RegionTable:
 
         self.landmarks, self.landmark_of = _landmarks(regions)
         # Per mode, for a whole-text parse: each landmark -> the watchers whose
+        # Modes watching a delimiter with alternatives for the start of the output only
+        # (Llama 4's call list at the start, or after its python tag anywhere): their
+        # quick path, walks and landmarks are the later pattern's, taken past the start.
+        self.start_modes = frozenset(
+            mode for mode in self.watches
+            if any(d.later is not d.regex for _, _, d, _ in self.watch(mode))
+        )
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)
@@ -333,7 +345,7 @@ def _landmarks(regions):
     for region in regions:
         for delimiter in (region.open, region.close):
             if delimiter is not None:
-                pre = delimiter.regex.prefilter
+                pre = delimiter.later.prefilter
                 if pre is None:
                     return None, None
                 literals.update(pre.literals)
@@ -464,10 +476,10 @@ def _single(entries):
     kind, region, delimiter, _ = entries[0]
     if delimiter.fixed is not None:
         return kind, region, None
-    pre = delimiter.regex.prefilter
+    pre = delimiter.later.prefilter
     if pre.lead or pre.lead_class is not None:
         return None
-    return kind, region, delimiter.regex
+    return kind, region, delimiter.later
 
 
 def anchor_literals(anchor):
@@ -501,7 +513,7 @@ def _walks(watches, landmark_of):
     # is then a look-up per range of the lead, not a question per literal.
     characters = sorted({
         ord(c) for watch in watches.values() for entry in watch
-        for s in entry[2].regex.prefilter.literals for c in s
+        for s in entry[2].later.prefilter.literals for c in s
     })
 
     def holds_a_literal_character(pre):
@@ -516,7 +528,7 @@ def _walks(watches, landmark_of):
         by_literal: dict = {}
         for entry in watch:
             delimiter = entry[2]
-            regex = delimiter.regex
+            regex = delimiter.later
             pre = regex.prefilter
             if delimiter.fixed is None and (
                 regex.captures is None or not regex.tail or pre.lead
@@ -565,7 +577,7 @@ def _stream_spot(spot):
         if delimiter.fixed is not None:
             plan.append((kind, region, None, None, None, literals, longest, entry))
             continue
-        regex = delimiter.regex
+        regex = delimiter.later
         if regex.form_dollar or regex.captures_stream is None:
             return None
         pre = regex.prefilter

@@ -237,7 +237,10 @@ class ResponseStream(
                 return events
         quick = self.danger
         pos, end = self.pos, self.end
-        if quick is not None and 0 < len(text) <= _QUICK_PIECE and end - pos <= _QUICK_HELD:
+        if (
+            quick is not None and 0 < len(text) <= _QUICK_PIECE and end - pos <= _QUICK_HELD
+            and (pos or self.current not in self.table.start_modes)
+        ):
             # Token-sized pieces: decide with one or two stdlib searches of the
             # unsent text (held text and piece) whether any watched delimiter
             # could match or pend there, and where. Unless it is all region text, the
@@ -531,6 +534,7 @@ class ResponseStream(
                 self.end - self.pos > _WALK_HELD
                 and self.fresh_start - self.pos <= _WALK_BEFORE
                 and not eos and self.held_by is None and self.resume_to is None
+                and (self.pos or self.current not in self.table.start_modes)
             ):
                 best = self.walk_step()
                 if best is _HELD:
@@ -587,7 +591,10 @@ class ResponseStream(
                     if not had_content and m.start == m.end:
                         break  # a zero-width close of an empty region would fire forever
                 quick = self.danger
-                if quick is not None and not eos and self.end - self.pos <= _QUICK_PIECE:
+                if (
+                    quick is not None and not eos and self.end - self.pos <= _QUICK_PIECE
+                    and (self.pos or self.current not in self.table.start_modes)
+                ):
                     # Short text after the delimiter (a token's rest): when the new
                     # mode's danger search finds nothing in it, it is all region
                     # text, as in the quick path of feed.

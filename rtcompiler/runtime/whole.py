@@ -136,6 +136,7 @@ class WholePass:
         if (
             self.current in table.walks and self.resume_to is None and not self.resumed
             and (self.strings is not None or self.current not in table.string_modes)
+            and (self.pos or self.current not in table.start_modes)
             and self.walk(held, base, table.walks)
         ):
             return
@@ -154,7 +155,7 @@ class WholePass:
             # may come back to one it does.
             left = (
                 self.current not in table.walks or self.current in string_modes
-                or self.current in table.yielding
+                or self.current in table.yielding or not self.pos
             )
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
@@ -163,7 +164,8 @@ class WholePass:
                 return
             if (
                 left and self.current in table.walks and self.resume_to is None
-                and not self.resumed and self.walk(held, base, table.walks)
+                and not self.resumed and (self.pos or self.current not in table.start_modes)
+                and self.walk(held, base, table.walks)
             ):
                 return  # back from a region that is not walked, to the walk
         self.end_whole(held, base)
@@ -373,8 +375,10 @@ class WholePass:
                         cut = True
                         break
                 by_literal = walks.get(current)
-                if by_literal is None:
-                    done = False  # a mode not walked: the loop goes on from here
+                if by_literal is None or not pos and current in table.start_modes:
+                    # A mode not walked, or walked past the start only: the loop goes on
+                    # from here.
+                    done = False
                     break
                 if end - base < found.end():
                     # A match that ends before its landmark does, at a lookahead (Mistral's
@@ -409,7 +413,7 @@ class WholePass:
             if delimiter.fixed is not None:
                 start, end, regex, matched = at + base, found.end() + base, None, None
             else:
-                regex = delimiter.regex
+                regex = delimiter.later
                 # (complete's attempt: from the run of lead characters before.)
                 t = regex.prefilter.lead_start(held, self.pos - base, at)
                 if self.formed > _WHOLE_READS * self.end:
@@ -470,6 +474,19 @@ class WholePass:
                 self.whole[key] = (pos, None)  # (see ResponseStream.answer)
                 return None
             if regex.late is not None:
+                regex = regex.late
+        elif regex.late is not None and regex.form_start:
+            # At the start: a match that reads ^ begins there, so a match there, tried with
+            # the form with \A, is the leftmost; else none begins there, and the leftmost is
+            # the later pattern's (see ResponseStream.answer).
+            held, base = self.held()
+            found = regex.captures_first.match(held, 0) if not base else None
+            if found is not None:
+                self.examined += found.end()
+                m = _form_match(regex, found, base)
+                self.whole[key] = (pos, m)
+                return m
+            if not base:
                 regex = regex.late
         pre = regex.prefilter
         if delimiter.fixed is not None:

@@ -511,3 +511,37 @@ def test_a_path_through_dollar_is_left_to_the_scanner_in_a_stream() -> None:
             for i in range(0, len(text), k):
                 parser.feed(text[i : i + k])
             assert parser.finalize()[0] == want, (text, k)
+
+
+_START_ONLY = {
+    "start_anchor": "<s>",
+    "fields": {
+        "tool_calls": {"open_pattern": r"^\s*(?=\[\w)|<\|python_start\|>\s*",
+                       "close": ["<|python_end|>", "<|eot|>"]},
+        "content": {"close": ["<|eot|>"]},
+    },
+}
+
+
+def test_past_the_start_an_open_with_start_only_alternatives_is_its_literal() -> None:
+    # Llama 4's open: a list at the start, or <|python_start|> anywhere. Past the start
+    # the mode is read as if the open were "<|python_start|>" alone (RegionTable.start_modes):
+    # prose fed 64 at a time takes the quick path, so the scanners step as much at 32K as
+    # at 2K (only at the start), and a whole parse walks it with no Python step at all.
+    module = load_parser(load_template(_START_ONLY))
+    assert module.TABLE.start_modes == {None, "content"}
+    steps = []
+    for n in (2_000, 8_000, 32_000):
+        prose = ("Some words, then a [bracket] and <b>markup</b>. " * (n // 48))[:n]
+        for text in (prose + "<|eot|>", "  [x" + prose + "<|python_start|>[f]<|python_end|>"):
+            want = ref_parse_response(text, _START_ONLY, prefix="")
+            stream = module.ResponseStream(module.TABLE, "")
+            assert stream.parse_whole(text) == want
+            assert stream.steps == 0, (n, stream.steps)
+            parser = module.ResponseParser("")
+            for i in range(0, len(text), 64):
+                parser.feed(text[i : i + 64])
+            assert parser.finalize()[0] == want
+            steps.append(parser._stream.steps)
+            assert parser._stream.work <= 6 * len(text), (n, parser._stream.work / len(text))
+    assert steps[0::2] == [steps[0]] * 3 and steps[1::2] == [steps[1]] * 3, steps
