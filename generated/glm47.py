@@ -2897,13 +2897,13 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient", "json_end", "extend", "rank",
+        "lenient", "json_end", "extend", "string_arguments", "rank",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
         recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
-        yield_join="", lenient=None, json_end=False, extend=False,
+        yield_join="", lenient=None, json_end=False, extend=False, string_arguments=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -2934,6 +2934,8 @@ class Region:
         self.json_end = json_end
         # The extend extension: a region's list of calls is added to the earlier ones'.
         self.extend = extend
+        # The string-arguments extension: see decoded_arguments.
+        self.string_arguments = string_arguments
         # What breaks a tie between two matches of one span and kind: the field name, as
         # in the reference (see RegionTable for the implicit field's).
         self.rank = name
@@ -3083,8 +3085,6 @@ class RegionTable:
             gate = next(iter(heads)) if len(heads) == 1 and spaces is not None else None
             self.quiet[mode] += (gate, spaces or None)
 
-        self.landmarks, self.landmark_of = _landmarks(regions)
-        # Per mode, for a whole-text parse: each landmark -> the watchers whose
         # Modes watching a delimiter with alternatives for the start of the output only
         # (Llama 4's call list at the start, or after its python tag anywhere): their
         # quick path, walks and landmarks are the later pattern's, taken past the start.
@@ -3092,6 +3092,8 @@ class RegionTable:
             mode for mode in self.watches
             if any(d.later is not d.regex for _, _, d, _ in self.watch(mode))
         )
+        self.landmarks, self.landmark_of = _landmarks(regions)
+        # Per mode, for a whole-text parse: each landmark -> the watchers whose
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)
@@ -5294,6 +5296,8 @@ class RegionValues:
         rest = None
         try:
             value = region.process(text, self.captures)
+            if region.string_arguments:
+                value = decoded_arguments(value)
             if self.coerce is not None and type(value) is not str:  # a string holds no call
                 value = self.coerce(value)
         except (ValueError, TypeError, KeyError) as error:
@@ -5316,7 +5320,15 @@ class RegionValues:
                 else:
                     value, rest = repaired
         name = self.current
-        if region.join is not None:
+        if self.resumed or region.yields and region.join is not None:
+            # The next piece of a yielding region, or of a later region of a yielding field
+            # that repeats: its value joins the pieces before.
+            previous = self.output.get(name)
+            if not isinstance(previous, str) or not previous:
+                self.output[name] = value
+            elif value:
+                self.output[name] = previous + region.yield_join + value
+        elif region.join is not None:
             if not isinstance(value, str):
                 raise ValueError(
                     f"Field '{name}': 'join' requires each match to parse to a string, "
@@ -5337,13 +5349,6 @@ class RegionValues:
             # (a new list: a default list of the template is never changed in place)
             previous = self.output.get(name)
             self.output[name] = previous + value if isinstance(previous, list) else value
-        elif self.resumed:
-            # The next piece of a yielding region: its value joins the pieces before.
-            previous = self.output.get(name)
-            if not isinstance(previous, str) or not previous:
-                self.output[name] = value
-            elif value:
-                self.output[name] = previous + region.yield_join + value
         else:
             self.output[name] = value
         if events is not None:
@@ -5366,23 +5371,24 @@ class RegionValues:
         except (ValueError, RecursionError):
             return None
         joined = None
-        if region.repairs and text.startswith("[", start):
-            # A list of calls, then the field's own open again and another list: the model
-            # wrote more calls (two [TOOL_CALLS] arrays). They are one list.
-            items = [text[start + 1 : end - 1]]
+        if region.repairs:
+            # A list of calls (or a lone call), then the field's own open again and another:
+            # the model wrote more calls (two [TOOL_CALLS] arrays, or one [TOOL_CALLS] per
+            # call). They are one list.
+            items = [_items(text, start, end)]
             while True:
                 at = _SPACES.match(text, end).end()
                 opened = self.open_at(region, text, at)
                 if opened <= at:
                     break
                 at = _SPACES.match(text, opened).end()
-                if not text.startswith("[", at):
+                if not text.startswith(("[", "{"), at):
                     break
                 try:
                     _, stop = _json_raw(text, at)
                 except (ValueError, RecursionError):
                     break
-                items.append(text[at + 1 : stop - 1])
+                items.append(_items(text, at, stop))
                 end = stop
             if len(items) > 1:
                 joined = "[" + ",".join(item for item in items if item.strip()) + "]"
@@ -5417,6 +5423,8 @@ class RegionValues:
         cut by the end of the output as its finished elements, the rest as text. None
         when neither reading gives a value."""
         start = len(text) - len(text.lstrip())
+        if region.recover == "pythonic":
+            return self.pythonic_repaired(region, text, start, unfinished)
         rest = ""
         try:
             if text.startswith("{", start):
@@ -5453,6 +5461,36 @@ class RegionValues:
                 return None
             value = region.process(candidate, self.captures)
             if self.coerce is not None and type(value) is not str:
+                value = self.coerce(value)
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return None
+        return value, rest
+
+    def pythonic_repaired(self, region, text, start, unfinished):
+        """``repaired`` for a pythonic call list (docs/extensions.md, recover): a whole
+        list followed by text (the list says where it ends), a list cut by the end of the
+        output as its finished calls, or one call without the list's brackets, with the
+        text left over; None when none of them gives a value."""
+        if text.startswith("[", start):
+            end, finished = _pythonic_list_end(text, start)
+            self.examined += (len(text) if end is None else end) - start
+            if end is not None:
+                rest = text[end:]
+                if not rest.strip():
+                    return None  # the list alone failed: nothing to end
+                candidate = text[start:end]
+            elif unfinished and finished is not None:
+                candidate, rest = text[start:finished] + "]", text[finished + 1 :]
+            else:
+                return None
+        elif not unfinished and _CALL_HEAD.match(text, start):
+            # (Unfinished, a call that looks whole may still have had more after it.)
+            candidate, rest = "[" + text[start:] + "]", ""
+        else:
+            return None
+        try:
+            value = region.process(candidate, self.captures)
+            if self.coerce is not None:
                 value = self.coerce(value)
         except (ValueError, TypeError, KeyError, RecursionError):
             return None
@@ -5592,12 +5630,25 @@ _SPACES = _re.compile(r"\s*")
 def pythonic_from_json(text):
     """The pythonic call list that JSON calls stand for: ``text`` is one object
     ``{"name": NAME, "parameters": {...}}`` (or ``"arguments"``; a ``"type"`` key is
-    allowed) or a JSON array of them, as Llama 4 writes them in its python wrapper.
+    allowed), objects apart by ``;`` (Llama 3's parallel calls), or a JSON array of them,
+    as Llama 4 writes them in its python wrapper.
     Each value is written as its Python literal; ValueError when ``text`` is not that.
     Names and keys are checked here, as they are pasted into the list's text (ASCII
     only: Python's parser would normalise other identifiers, changing the key)."""
-    value = _json.loads(text)
-    calls = value if isinstance(value, list) else [value]
+    values = []
+    i, n = _SPACES.match(text).end(), len(text)
+    while True:
+        value, i = _json_raw(text, i)
+        values.append(value)
+        i = _SPACES.match(text, i).end()
+        if i < n and text[i] == ";":
+            i = _SPACES.match(text, i + 1).end()  # (a last ";" too)
+        elif i < n:
+            raise ValueError("pythonic: JSON calls apart by anything but ';'")
+        if i == n:
+            break
+    value = values[0]
+    calls = value if len(values) == 1 and isinstance(value, list) else values
     out = []
     for call in calls:
         if not isinstance(call, dict):
@@ -5622,6 +5673,78 @@ def _is_ascii_identifier(text):
 
 
 _FAILED = object()
+
+
+# Where a pythonic call begins: a dotted name and its parenthesis.
+_CALL_HEAD = _re.compile(r"[A-Za-z_][\w.]*\s*\(")
+# What the end of a pythonic list depends on: brackets, commas, strings and comments.
+_PY_STOPS = _re.compile(r"[\"'\[\](){},#]")
+_PY_STRING = _re.compile(
+    r'"""(?:\\.|[^\\])*?"""|\'\'\'(?:\\.|[^\\])*?\'\'\'|"(?:\\.|[^"\\\n])*"'
+    r"|'(?:\\.|[^'\\\n])*'",
+    _re.DOTALL,
+)
+
+
+def _pythonic_list_end(text, start):
+    """For the Python list that begins at ``text[start]`` (a ``[``): ``(where it ends,
+    or None when it does not; where the last of its items followed by a comma ends,
+    or None)``. One pass over the text: brackets are counted outside strings and
+    comments (a string's quotes, escapes and triple quotes are Python's)."""
+    depth = 0
+    finished = None
+    i = start
+    while True:
+        m = _PY_STOPS.search(text, i)
+        if m is None:
+            return None, finished
+        ch = m.group()
+        j = m.start()
+        if ch == '"' or ch == "'":
+            s = _PY_STRING.match(text, j)
+            if s is None:
+                return None, finished  # a string the text ends in
+            i = s.end()
+            continue
+        if ch == "#":
+            i = text.find("\n", j)
+            if i < 0:
+                return None, finished
+            continue
+        i = j + 1
+        if ch in "[({":
+            depth += 1
+        elif ch in "])}":
+            depth -= 1
+            if depth <= 0:
+                return (i if depth == 0 else None), finished
+        elif depth == 1:
+            finished = j
+
+
+def _items(text, start, end):
+    """The elements of the JSON array ``text[start:end]`` as text, or the JSON object
+    there as the one element."""
+    return text[start + 1 : end - 1] if text.startswith("[", start) else text[start:end]
+
+
+def decoded_arguments(value):
+    """``value``, a region's tool call or list of calls, with each call's arguments that
+    are a string holding a JSON object replaced by that object (the string-arguments
+    extension): a model that saw arguments as a string in its history writes them so.
+    Any other string is kept as it is."""
+    for call in value if isinstance(value, list) else (value,):
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            arguments = function.get("arguments")
+            if isinstance(arguments, str) and arguments.lstrip().startswith("{"):
+                try:
+                    decoded = _json.loads(arguments)
+                except ValueError:
+                    continue
+                if isinstance(decoded, dict):
+                    function["arguments"] = decoded
+    return value
 
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.stream [stream]

@@ -204,8 +204,9 @@ def _robustness(f: Field) -> str:
             out += f" lenient={literal(delimiter)},"
     if f.close_outside_strings:
         out += " outside_strings=True,"
-    if f.recover and json_body and f.transform_each:
-        # A JSON list of calls: a lone object or a cut array is read leniently.
+    if f.recover and (json_body and f.transform_each or f.content == "pythonic"):
+        # A list of calls: a lone call or a cut list is read leniently (and a pythonic
+        # list followed by text).
         out += " repairs=True,"
     if f.json_end:
         out += f" json_end={literal(f.json_end)},"
@@ -213,6 +214,8 @@ def _robustness(f: Field) -> str:
         out += f" yields={literal(list(f.yields))}, yield_join={literal(f.yield_join)},"
     if f.extend:
         out += " extend=True,"
+    if f.string_arguments:
+        out += " string_arguments=True,"
     return out
 
 

@@ -53,7 +53,7 @@ FORMS = (STRICT,)
 # What ``rtc list`` says of them.
 FORMS_NOTE = ("Each grammar NAME is also NAME:strict: the reference's exact behaviour, "
               "without the robustness extensions (recover, close-outside-strings, yield, "
-              "json-end, extend) NAME opts in to (docs/extensions.md).")
+              "json-end, extend, string-arguments) NAME opts in to (docs/extensions.md).")
 
 
 def strict_spec(spec: Any) -> Any:

@@ -57,13 +57,13 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient", "json_end", "extend", "rank",
+        "lenient", "json_end", "extend", "string_arguments", "rank",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
         recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
-        yield_join="", lenient=None, json_end=False, extend=False,
+        yield_join="", lenient=None, json_end=False, extend=False, string_arguments=False,
     ) -> None:
         self.name = name
         self.open = open
@@ -94,6 +94,8 @@ class Region:
         self.json_end = json_end
         # The extend extension: a region's list of calls is added to the earlier ones'.
         self.extend = extend
+        # The string-arguments extension: see decoded_arguments.
+        self.string_arguments = string_arguments
         # What breaks a tie between two matches of one span and kind: the field name, as
         # in the reference (see RegionTable for the implicit field's).
         self.rank = name
@@ -243,8 +245,6 @@ class RegionTable:
             gate = next(iter(heads)) if len(heads) == 1 and spaces is not None else None
             self.quiet[mode] += (gate, spaces or None)
 
-        self.landmarks, self.landmark_of = _landmarks(regions)
-        # Per mode, for a whole-text parse: each landmark -> the watchers whose
         # Modes watching a delimiter with alternatives for the start of the output only
         # (Llama 4's call list at the start, or after its python tag anywhere): their
         # quick path, walks and landmarks are the later pattern's, taken past the start.
@@ -252,6 +252,8 @@ class RegionTable:
             mode for mode in self.watches
             if any(d.later is not d.regex for _, _, d, _ in self.watch(mode))
         )
+        self.landmarks, self.landmark_of = _landmarks(regions)
+        # Per mode, for a whole-text parse: each landmark -> the watchers whose
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)

@@ -67,6 +67,7 @@ ROBUSTNESS = {
     "recover": "recover", "close-outside-strings": "close_outside_strings", "yield": "yield_to",
     "json-end": "json_end",
     "extend": "extend",
+    "string-arguments": "string_arguments",
 }
 # Those of them whose key is true or false.
 _BOOLEAN_ROBUSTNESS = ("recover", "close-outside-strings")
@@ -356,6 +357,7 @@ def _load_field(
     extend = _extend(path, raw, extensions, open_, repeats, transform_each)
     yields, yield_join = _yield_to(path, raw, extensions, content, open_, close, repeats)
     json_end = _json_end(path, raw, extensions, content, open_)
+    string_arguments = _string_arguments(path, raw, extensions, transform)
     tags_only = _tags_only(path, raw, extensions, content, recover)
     recover_tag_pattern = raw.get("recover_tag_pattern")
     if recover_tag_pattern is not None and not (
@@ -385,6 +387,7 @@ def _load_field(
         tags_only=tags_only,
         recover_tag_pattern=recover_tag_pattern,
         extend=extend,
+        string_arguments=string_arguments,
     )
 
 
@@ -422,6 +425,27 @@ def _extend(
     return value
 
 
+def _string_arguments(
+    path: str, raw: dict[str, Any], extensions: tuple[str, ...], transform: Any,
+) -> bool:
+    """The field's ``string_arguments`` (docs/extensions.md): a call's arguments written
+    as a JSON string holding a JSON object are that object."""
+    if "string_arguments" not in raw:
+        return False
+    where = child_path(path, "string_arguments")
+    if "string-arguments" not in extensions:
+        raise _undeclared(where, "string_arguments", "string-arguments")
+    value = raw["string_arguments"]
+    if not isinstance(value, bool):
+        raise TemplateError(where, f"must be true or false, got {_kind(value)}")
+    function = transform.get("function") if isinstance(transform, dict) else None
+    if value and not (isinstance(function, dict) and "arguments" in function):
+        raise TemplateError(
+            where, "needs a 'transform' that writes tool calls (function.arguments)"
+        )
+    return value
+
+
 def _yield_to(
     path: str, raw: dict[str, Any], extensions: tuple[str, ...], content: str,
     open_: Delimiter | None, close: Delimiter | None, repeats: Any,
@@ -450,9 +474,10 @@ def _yield_to(
         raise TemplateError(child_path(where, "join"), f"must be a string, got {_kind(join)}")
     if open_ is None or close is None:
         raise TemplateError(where, "needs a field with an open and a close: a region to yield from")
-    if content != "text" or repeats:
+    if content != "text" or repeats and raw.get("join") != join:
         raise TemplateError(
-            where, "needs a 'text' field without 'repeats': its pieces join into one string"
+            where, "needs a 'text' field that does not repeat, or repeats with the same "
+            "'join' as yield_to's: its pieces join into one string"
         )
     return tuple(dict.fromkeys(names)), join
 

@@ -133,6 +133,9 @@ class Field:
     # The extend extension: a later region's list (transform_each) is added to the
     # earlier ones' instead of replacing them.
     extend: bool = False
+    # The string-arguments extension: a call's arguments written as a JSON string holding
+    # an object are that object.
+    string_arguments: bool = False
 
     @property
     def is_implicit(self) -> bool:

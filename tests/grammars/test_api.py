@@ -78,12 +78,13 @@ def test_strict_is_a_form_of_the_same_grammar():
     assert (strict.name, strict.strict, strict.spelling) == ("qwen3", True, "qwen3:strict")
     # The same template without its robustness extensions: loadable by transformers.
     robust = grammar("qwen3").spec
-    assert robust["extensions"] == ["recover", "close-outside-strings", "yield"]
+    assert robust["extensions"] == [
+        "recover", "close-outside-strings", "yield", "string-arguments"]
     assert strict.spec == strict_spec(robust)
     assert "extensions" not in strict.spec
     assert strict.spec["fields"]["tool_calls"] == {
         k: v for k, v in robust["fields"]["tool_calls"].items()
-        if k not in ("recover", "close_outside_strings")
+        if k not in ("recover", "close_outside_strings", "string_arguments")
     }
     assert strict.spec["fields"]["reasoning_content"] == {
         k: v for k, v in robust["fields"]["reasoning_content"].items() if k != "yield_to"

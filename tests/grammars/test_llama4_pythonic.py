@@ -102,9 +102,12 @@ def test_every_shape_is_its_calls_whole_streamed_and_as_deltas(text, calls, tool
     assert not message.get("content")
 
 
-def test_a_stray_wrapper_token_never_stays_in_content():
+def test_a_second_wrapped_list_adds_its_calls_and_a_stray_wrapper_never_stays_in_content():
     text = "<|python_start|>[a()]<|python_end|><|python_start|>[b()]<|python_end|><|eot|>"
-    assert whole(text) == {"role": "assistant", "tool_calls": [call("a")], "content": "[b()]"}
+    assert whole(text) == {"role": "assistant", "tool_calls": [call("a"), call("b")]}
+    assert streamed(list(text)) == whole(text)
+    text = "Hi.<|python_end|> There.<|python_start|>not code<|python_end|><|eot|>"
+    assert whole(text) == {"role": "assistant", "content": "Hi.\n\nThere.\n\nnot code"}
     assert streamed(list(text)) == whole(text)
 
 

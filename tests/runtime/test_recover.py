@@ -414,16 +414,24 @@ PYTHONIC = {
 PYTHONIC_MODULE = load_parser(load_template(PYTHONIC))
 
 
-def test_a_pythonic_call_list_cut_anywhere_is_text_and_whole_without_its_close_is_a_call():
+def test_a_pythonic_call_list_cut_anywhere_keeps_its_finished_calls_and_the_rest_is_text():
     text = '[rm(path="/tmp/build", opts={"force": True, "list": [1, (2, 3)]}), ping()]'
+    rm = call("rm", path="/tmp/build", opts={"force": True, "list": [1, [2, 3]]})
+    comma = text.index("), ping") + 1  # the call before it is finished
     for cut in range(1, len(text)):
-        want = {"content": text[:cut].strip()} if text[:cut].strip() else {}
+        if cut > comma:
+            rest = text[comma + 1 : cut].strip()
+            want = {"tool_calls": [rm], **({"content": rest} if rest else {})}
+        else:
+            want = {"content": text[:cut].strip()} if text[:cut].strip() else {}
         assert whole(PYTHONIC_MODULE, text[:cut]) == want, cut
-    for cut in (len(text) - 1, len(text) - 2, 20):
+    for cut in (comma, 20):
         assert_everywhere(PYTHONIC_MODULE, text[:cut], {"content": text[:cut]})
+    for cut in (len(text) - 1, len(text) - 2):
+        assert_everywhere(PYTHONIC_MODULE, text[:cut],
+                          {"tool_calls": [rm], "content": text[comma + 1 : cut].strip()})
     # The stop token stripped by the server: the list is complete, so it is the calls.
-    want = {"tool_calls": [call("rm", path="/tmp/build",
-                                opts={"force": True, "list": [1, [2, 3]]}), call("ping")]}
+    want = {"tool_calls": [rm, call("ping")]}
     assert_everywhere(PYTHONIC_MODULE, text, want)
     assert_everywhere(PYTHONIC_MODULE, text + "\n", want)
     # Closed but not a call list (a positional argument): no call, its text is kept.
@@ -452,6 +460,34 @@ def test_an_unfinished_pythonic_list_is_parsed_once_at_the_end():
     finally:
         region.process = process
     assert max(per) <= 40, per
+    assert per[2] <= per[0] * 1.1 + 0.5, per
+
+
+def test_a_cut_pythonic_list_is_parsed_twice_at_most_in_linear_work():
+    # Once whole (it fails), once up to its last finished call: the pass that finds where
+    # that is reads the body once.
+    parsed = []
+    module = load_parser(load_template(PYTHONIC))
+    region = module.TABLE.by_name["tool_calls"]
+    process = region.process
+
+    def counting(body, captures):
+        parsed.append(len(body))
+        return process(body, captures)
+
+    region.process = counting  # the module is cached: put back below
+    per = []
+    try:
+        for n in SIZES:
+            calls = n // 20
+            text = "[" + 'f(s="a]b,c"), ' * calls + 'g(s="cut'
+            parsed.clear()
+            message = whole(module, text)
+            assert len(message["tool_calls"]) == calls and message["content"] == 'g(s="cut'
+            assert parsed == [len(text), len(text) - len(' g(s="cut')], n
+            per.append(_work(module, text, 64) / len(text))
+    finally:
+        region.process = process
     assert per[2] <= per[0] * 1.1 + 0.5, per
 
 
@@ -528,6 +564,50 @@ PYTHONIC_JSON_MODULE = load_parser(load_template(PYTHONIC_JSON))
 ])
 def test_a_pythonic_body_of_json_calls_is_those_calls(text, want):
     assert_everywhere(PYTHONIC_JSON_MODULE, text + "<|eot|>", want)
+
+
+@pytest.mark.parametrize("text, want", [
+    # A whole list, then prose: the list says where it ends (brackets in strings, comments
+    # and nested containers do not end it).
+    ('[f(s="a]b", t=\'c)\', d={"k": [1]}), g()]\n\nDone. [x]', {
+        "tool_calls": [call("f", s="a]b", t="c)", d={"k": [1]}), call("g")],
+        "content": "Done. [x]"}),
+    ('[f(s="""x]""")  # a ] here\n]  Done.',
+     {"tool_calls": [call("f", s="x]")], "content": "Done."}),
+    # ... but only a list of calls: else all of it is text.
+    ("[f(1)] Done.", {"content": "[f(1)] Done."}),
+    ('[f(s="x"] Done.', {"content": '[f(s="x"] Done.'}),
+    # A list that closed but failed alone gives no value, prose or not.
+    ("[f(x=1), 2]", {"content": "[f(x=1), 2]"}),
+])
+def test_a_whole_pythonic_list_followed_by_text_is_the_calls_and_the_text(text, want):
+    assert_everywhere(PYTHONIC_MODULE, text + "<|eot|>", want)
+    # The same where the list ends the output (no close): the rest is text too.
+    assert whole(PYTHONIC_MODULE, text) == want
+
+
+WRAPPED = copy.deepcopy(PYTHONIC)
+WRAPPED["fields"]["tool_calls"].update(
+    open_pattern=r"^\s*(?=\[\s*[A-Za-z_][\w.]*\()|<\|python_start\|>\s*",
+    close=["<|python_end|>", "<|eot|>"])
+WRAPPED_MODULE = load_parser(load_template(WRAPPED))
+
+
+@pytest.mark.parametrize("text, want", [
+    ('<|python_start|>f(x=1, s="a)")<|python_end|><|eot|>',
+     {"tool_calls": [call("f", x=1, s="a)")]}),
+    ('<|python_start|>a.b()<|python_end|><|eot|>', {"tool_calls": [call("a.b")]}),
+    # Unfinished, a call that looks whole may have gone on: text.
+    ('<|python_start|>f(x=1)', {"content": "f(x=1)"}),
+    ('<|python_start|>f(x=1) and more<|python_end|><|eot|>', {"content": "f(x=1) and more"}),
+    ('<|python_start|>{"name": "f", "parameters": {"x": 1}}; {"name": "g", "parameters": {}};'
+     '<|python_end|><|eot|>', {"tool_calls": [call("f", x=1), call("g")]}),
+    ('<|python_start|>{"name": "f", "parameters": {}}, {"name": "g", "parameters": {}}'
+     '<|python_end|><|eot|>',
+     {"content": '{"name": "f", "parameters": {}}, {"name": "g", "parameters": {}}'}),
+])
+def test_a_wrapped_call_without_brackets_or_json_calls_apart_by_semicolons(text, want):
+    assert_everywhere(WRAPPED_MODULE, text, want)
 
 
 def test_json_calls_cut_anywhere_are_text_and_whole_without_their_close_are_calls():

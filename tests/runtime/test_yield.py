@@ -25,6 +25,7 @@ from transformers.utils.chat_parsing import parse_response as ref_parse_response
 
 from rtcompiler import grammars
 from rtcompiler.codegen import load_parser
+from rtcompiler.openai import DeltaStream
 from rtcompiler.template import TemplateError, load_template
 
 from ..parity.strategies import chunkings, outputs, prefixes, templates, tools
@@ -172,6 +173,30 @@ def test_the_reasonings_close_ends_a_call_opened_in_it():
 def test_a_later_reasoning_region_replaces_the_first_as_without_the_extension():
     assert_everywhere(f"<think>a<tool_call>{body('f')}</tool_call>b</think><think>c</think>", {
         "reasoning_content": "c", "tool_calls": [call("f")]})
+
+
+REPEATING = copy.deepcopy(SPEC)
+REPEATING["fields"]["reasoning_content"].update(repeats=True, join="\n\n")
+REPEATING_MODULE = load_parser(load_template(REPEATING))
+
+
+def test_a_repeating_yielding_field_joins_a_later_regions_pieces():
+    # (Magistral thinking again after a call: both thoughts are the reasoning.)
+    text = f"<think>a<tool_call>{body('f')}</tool_call>b</think>x<think> </think><think>c</think>y"
+    want = {"reasoning_content": "a\n\nb\n\nc", "tool_calls": [call("f")], "content": "x\n\ny"}
+    assert_everywhere(text, want, REPEATING_MODULE)
+    # The strict form keeps repeats and join: the reference's join of the regions' values.
+    strict = grammars.strict_spec(REPEATING)
+    assert strict["fields"]["reasoning_content"] == {
+        "open": "<think>", "close": "</think>", "repeats": True, "join": "\n\n"}
+    # OpenAI deltas: the reasoning a client accumulates is the message's.
+    stream = DeltaStream(REPEATING, "<s>")
+    deltas = list(stream.initial_deltas)
+    for ch in text:
+        deltas += stream.feed(ch)
+    deltas += stream.finish()
+    assert "".join(d.get("reasoning_content", "") for d in deltas) == want["reasoning_content"]
+    assert stream.message["reasoning_content"] == want["reasoning_content"]
 
 
 def test_the_prompt_may_leave_the_call_open_inside_the_reasoning():
@@ -374,6 +399,7 @@ def test_yield_to_needs_its_extension_declared():
      "fields.reasoning_content.yield_to.fields[0]", "another field"),
     (_with(content="json"), "fields.reasoning_content.yield_to", "'text'"),
     (_with(repeats=True), "fields.reasoning_content.yield_to", "'text'"),
+    (_with(repeats=True, join="\n"), "fields.reasoning_content.yield_to", "same 'join'"),
     (_with(close=None), "fields.reasoning_content.yield_to", "a close"),
 ])
 def test_yield_to_is_checked(spec, path, words):
