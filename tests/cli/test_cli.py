@@ -133,9 +133,10 @@ def test_list_shows_every_bundled_grammar_and_its_extensions():
     assert rows["command_r7b"].endswith(
         "(extension: recover, close-outside-strings, yield, extend)")
     assert "extension" not in rows["command_r7b:strict"]
-    assert rows["llama4_pythonic"].endswith("(extension: pythonic, recover)")
+    assert rows["llama4_pythonic"].endswith("(extension: pythonic, recover, extend)")
     assert rows["llama4_pythonic:strict"].endswith("(extension: pythonic)")
-    assert rows["qwen3"].endswith("(extension: recover, close-outside-strings, yield)")
+    assert rows["qwen3"].endswith(
+        "(extension: recover, close-outside-strings, yield, string-arguments)")
     assert rows["mistral"].endswith("(extension: recover, close-outside-strings, json-end)")
     assert rows["qwen3:strict"].split(None, 1)[1] == (
         "strict form of qwen3: the reference's behaviour")
