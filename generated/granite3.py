@@ -2834,10 +2834,12 @@ class Watched:
 
     def __init__(self, regex, is_literal, can_extend, literals=None) -> None:
         self.regex = regex  # a CompiledRegex
-        # The pattern past the start of the output, where ^ never holds (a pattern's
-        # ``late`` form, or the pattern): what the quick path, the walks and their
-        # landmarks read there (see RegionTable.start_modes).
-        self.later = regex if regex.late is None else regex.late
+        # The pattern past the start of the output, where ^ never holds: what the quick
+        # path, the walks and their landmarks read there (see RegionTable.start_modes).
+        # Its ``late`` form where the pattern itself has no literals to search for
+        # (Llama 4's open); else the pattern, whose literals stand for the late form's
+        # too (Llama 3's "{"), and whose mode is read as before.
+        self.later = regex if regex.late is None or regex.prefilter is not None else regex.late
         # A literal delimiter fully present before the end of the buffer cannot
         # grow, unless another literal of its list extends it.
         self.is_literal = is_literal
