@@ -3567,6 +3567,8 @@ def _form_groups(regex, found, aliases=None):
         return None
     values = found.groupdict()
     if aliases is None:
+        if regex.plain_groups:
+            return values  # (the form's groups are the names, one each)
         aliases = regex.capture_names
     groups = {}
     for name in names:
@@ -5867,6 +5869,17 @@ class ResponseStream(
                             self.remember_answer(regex, self.answer_key(regex), 0)
                         self.remember_transition(key, still)
                         return []
+                if (
+                    len(text) > _HOLD_FIRST and self.end - self.pos > _WALK_HELD
+                    and start - self.pos <= _WALK_BEFORE and self.resume_to is None
+                    and self.current in self.table.stream_walks
+                ):
+                    # A longer piece: the walk asks from pos what the holder would
+                    # answer (it holds there again when the header still arrives).
+                    self.held_by = None
+                    events = []
+                    self.process(events, False, key)
+                    return events
                 m, pending = self.pends_here(watcher, delimiter)
                 if pending:
                     self.remember_transition(key, still)

@@ -74,6 +74,8 @@ def _form_groups(regex, found, aliases=None):
         return None
     values = found.groupdict()
     if aliases is None:
+        if regex.plain_groups:
+            return values  # (the form's groups are the names, one each)
         aliases = regex.capture_names
     groups = {}
     for name in names:

@@ -279,8 +279,10 @@ def test_a_partial_header_on_its_scanner_is_answered_without_a_match():
         events = parser.feed(">\nbody</tool_call> done")
     finally:
         module.ResponseStream.answer = answer
-    assert asked  # the header matched: the machine moved on through answer
+    # The header matched: the machine moved on (a longer piece goes to the walk, which
+    # finds the open at its landmark without asking the watchers).
     assert {"type": "region_open", "field": "tool_calls"} in events
+    assert any(e["type"] == "region_close" and e["field"] == "tool_calls" for e in events)
     text = "ok <tool_call>\n<function=get_weather>\nbody</tool_call> done"
     cuts = [len("ok <tool_call>\n<func"), len("ok <tool_call>\n<function=get_wea")]
     assert _run(module, text, cuts) == _run(_module(TEMPLATES[2], shortcuts=False), text, cuts)
