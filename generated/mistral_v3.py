@@ -5297,7 +5297,13 @@ class RegionValues:
                     f"got {type(value).__name__}."
                 )
             previous = self.output.get(name)
-            self.output[name] = value if previous is None else previous + region.join + value
+            if previous is None or self.table.recovering and not previous:
+                self.output[name] = value
+            elif value or not self.table.recovering:
+                self.output[name] = previous + region.join + value
+            # (In a recovering template an empty piece joins nothing, as a yielding
+            # region's does: whitespace that a stream gives a field between two markers,
+            # where the whole text lets a close take it, must not leave a separator.)
         elif region.repeats:
             previous = self.output.setdefault(name, [])
             if not isinstance(previous, list):

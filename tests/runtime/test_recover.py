@@ -943,3 +943,27 @@ def test_closing_tags_inside_strings_cost_linear_work_whole_and_streamed():
             per.append(work / len(text))
         assert max(per) <= 40, (step, per)
         assert per[2] <= per[0] * 1.1 + 0.5, (step, per)
+
+
+@pytest.mark.parametrize("text", ["Answer.<|end|>  <|eot|>", "  <|end|>Answer.<|eot|>"])
+def test_an_empty_piece_of_a_joined_field_joins_nothing_in_a_recovering_template(text):
+    """The reference joins an empty piece with its separator, and the strict template
+    keeps that; with a recovering field no separator is left (a stream may give a field
+    whitespace between two markers that the whole text's close takes)."""
+    strict = {"version": 1, "start_anchor": "<|a|>", "fields": {
+        "tool_calls": {"open": "<call>", "close": "</call>", "content": "json",
+                       "repeats": True},
+        "content": {"close": ["<|eot|>", "<|end|>"], "repeats": True, "join": "\n\n",
+                    "content": "text"}}}
+    opted = copy.deepcopy(strict)
+    opted["extensions"] = ["recover"]
+    opted["fields"]["tool_calls"]["recover"] = True
+    want = ref_parse_response(text, load_response_template(copy.deepcopy(strict)), prefix="")
+    assert "\n\n" in want["content"]
+    assert load_parser(load_template(strict)).parse_response(text, prefix="") == want
+    module = load_parser(load_template(opted))
+    assert module.parse_response(text, prefix="") == {"content": "Answer."}
+    parser = module.ResponseParser("")
+    for ch in text:
+        parser.feed(ch)
+    assert parser.finalize()[0] == {"content": "Answer."}
