@@ -98,9 +98,9 @@ class StreamWalk:
                         return None
                 continue  # none of its literals here: no match of it begins here
             if regex is None:
+                # A fixed literal cannot grow (see can_grow): it commits even where it
+                # ends the text, as an output's end-of-turn marker does.
                 start, end = at, found.end()
-                if end >= n:
-                    return None
                 m = None
             else:
                 start = at if lead is None else lead.lead_start(held, lo, at)

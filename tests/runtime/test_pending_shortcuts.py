@@ -186,8 +186,10 @@ def test_a_pending_header_is_answered_by_its_watcher_alone():
         events = parser.feed("{x}<tool_call|>")
     finally:
         module.ResponseStream.scan = scan
-    assert calls  # the header ended: the machine moved on through scan
+    # The header ended: the machine moved on, and the close, a literal that cannot grow,
+    # committed where it ends the text.
     assert {"type": "region_open", "field": "tool_calls"} in events
+    assert [e["type"] for e in events][-1] == "region_close"
     message, _ = parser.finalize()
     assert message["tool_calls"] == [{"name": "get_weather", "body": "{x}"}]
 
