@@ -1690,7 +1690,7 @@ class CompiledRegex:
                     groups[name] = value
                 return groups
         slots = (-1,) * (3 * (self.nfa.group_count + 1))
-        prev = self.prev_context(text, start)
+        prev = start_prev = self.prev_context(text, start)
         free = None if partial else self.capture_free
         if free is not None and self.settled_at:
             # Headers met before: the threads settle after the same characters, read
@@ -1740,7 +1740,7 @@ class CompiledRegex:
                 if all(s in free and not ob and p[0] == held for s, ob, p in threads):
                     self.settled += end - i
                     chosen = (held, end)
-                    self._keep_settled(text, start, i, prev, held)
+                    self._keep_settled(text, start, i, start_prev, held)
                     break
             prev = PREV_WORD if self.alphabet.is_word[c] else PREV_OTHER
         self.walked += i - start

@@ -254,3 +254,19 @@ def test_calls_closed_by_a_lookahead_alternation_are_searched_at_c_speed(name, s
     # '[TOOL_CALLS]'); the DFA steps only from there.
     assert max(per_char) <= 0.05, per_char
     assert per_char[2] <= per_char[0] * 1.05 + 0.01, per_char
+
+
+def test_groups_remembered_are_those_of_the_same_context():
+    # A match's groups are remembered where its threads settled, keyed by the text up to
+    # there and the context before its start (CompiledRegex.groups_at). The key took the
+    # context of a later character (the loop's own `prev`), so a match read after "-"
+    # answered, from memory, one after "a" where `\b` makes the other branch capture.
+    from rtcompiler.automata.search import compile_regex
+    from rtcompiler.runtime.compiled_regex import regex_from_data
+
+    regex = regex_from_data(compile_regex(r"(?:\b(?P<a>x)|(?P<b>x))yy.*?z").to_data())
+    regex.captures = None  # the thread machine, as for a pattern without a stdlib form
+    assert regex.groups_at("-xyyabcz", 1, 8, False) == {"a": "x", "b": None}
+    assert regex.settled_at  # remembered
+    assert regex.groups_at("axyyabcz", 1, 8, False) == {"a": None, "b": "x"}
+    assert regex.groups_at("-xyyabcz", 1, 8, False) == {"a": "x", "b": None}
