@@ -731,6 +731,26 @@ def reference_run(spec: dict, chunks: list[str], prefix: str, tool_list: Any) ->
         return None
 
 
+def _joins_an_empty_piece(strict: Any, spec: dict, chunks: list[str], prefix: str,
+                          tool_list: Any) -> bool:
+    """Whether the strict parser (the reference's events) gives a field with a ``join``
+    two pieces or more, one of them empty."""
+    joined = {name for name, f in (spec.get("fields") or {}).items()
+              if isinstance(f, dict) and f.get("join") is not None}
+    pieces: dict = {}
+    try:
+        parser = strict.ResponseParser(prefix, tools=copy.deepcopy(tool_list))
+        events = [e for chunk in chunks for e in parser.feed(chunk)]
+        events += parser.finalize()[1]
+    except Exception:  # noqa: BLE001 -- the caller compares only where the reference succeeds
+        return False
+    for e in events:
+        if (e.get("type") == "region_close" and e.get("field") in joined
+                and isinstance(e.get("value"), str)):
+            pieces.setdefault(e["field"], []).append(e["value"])
+    return any(len(values) > 1 and "" in values for values in pieces.values())
+
+
 @DIFFERENTIAL
 @given(data=st.data())
 def test_where_the_reference_succeeds_and_nothing_is_unfinished_the_message_is_its(data):
@@ -753,12 +773,20 @@ def test_where_the_reference_succeeds_and_nothing_is_unfinished_the_message_is_i
     # An output ending in the beginning of a recovering open ends with no text (see
     # test_an_output_ending_in_the_beginning_of_a_recovering_open_ends_with_no_text):
     # unfinished too, where the reference keeps those characters as text.
+    # (The prompt's tail is read before the output: an empty or short output leaves the
+    # end of what the parser holds in it.)
     cut_opens = module.ResponseParser("")._stream.table.cut_opens.values()
-    cut = any(module.cut_open_length(text, literals) for literals in cut_opens)
+    cut = any(module.cut_open_length(prefix + text, literals) for literals in cut_opens)
     compared = 0
+    strict = load_parser(load_template(spec))
     for pieces in ([text], chunks):
         want = reference_run(spec, pieces, prefix, tool_list)
         got, unfinished = robust_run(module, pieces, prefix, tool_list)
+        if want is not None and _joins_an_empty_piece(strict, spec, pieces, prefix, tool_list):
+            # The one difference where nothing is recovered (docs/extensions.md, recover:
+            # "Empty pieces join nothing"): no separator for an empty piece.
+            event("an empty piece joined by the reference")
+            continue
         if want is not None and not unfinished and not cut:
             assert json.dumps(got) == json.dumps(want), pieces
             compared += 1
