@@ -22,7 +22,8 @@ def openai_plan(template: Any) -> dict:
     """The stream plan of a template: which fields feed which delta key, and how.
 
     ``content`` / ``reasoning_content``: ``{"field", "kind", "strip", "join"}`` (and
-    ``"pieces": True`` for a yielding field)
+    ``"pieces": True`` for a yielding field, and for a joined one in a template with a
+    recovering field: an empty piece sends no separator)
     where kind ``"text"`` streams region chunks, ``"value"`` sends the parsed
     value at close (when it is a string) and ``None`` sends nothing (a
     repeating field without ``join`` parses to a list). ``tool_calls``:
@@ -51,6 +52,10 @@ def openai_plan(template: Any) -> dict:
                 # A yielding field's pieces (docs/extensions.md, yield): the separator comes
                 # before a piece's text when text came before it.
                 plan[key]["join"] = f.yield_join
+                plan[key]["pieces"] = True
+            elif f.join is not None and any(g.recover for g in template.fields):
+                # In a recovering template an empty piece joins nothing (docs/extensions.md,
+                # recover), as a yielding field's does.
                 plan[key]["pieces"] = True
     return plan
 
