@@ -5636,13 +5636,14 @@ class RegionValues:
                     f"got {type(value).__name__}."
                 )
             previous = self.output.get(name)
-            if previous is None or self.table.recovering and not previous:
-                self.output[name] = value
-            elif value or not self.table.recovering:
-                self.output[name] = previous + region.join + value
-            # (In a recovering template an empty piece joins nothing, as a yielding
+            # In a recovering template an empty piece joins nothing, as a yielding
             # region's does: whitespace that a stream gives a field between two markers,
-            # where the whole text lets a close take it, must not leave a separator.)
+            # where the whole text lets a close take it, must not leave a separator.
+            recovering = self.table.recovering
+            if previous is None or recovering and not previous:
+                self.output[name] = value
+            elif value or not recovering:
+                self.output[name] = previous + region.join + value
         elif region.repeats:
             previous = self.output.setdefault(name, [])
             if not isinstance(previous, list):
