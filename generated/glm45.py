@@ -2899,13 +2899,15 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient", "json_end", "extend", "string_arguments", "rank",
+        "lenient", "json_end", "extend", "string_arguments", "decode", "decoded",
+        "rank",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
         recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
         yield_join="", lenient=None, json_end=False, extend=False, string_arguments=False,
+        decode=None, decoded=None,
     ) -> None:
         self.name = name
         self.open = open
@@ -2938,6 +2940,13 @@ class Region:
         self.extend = extend
         # The string-arguments extension: see decoded_arguments.
         self.string_arguments = string_arguments
+        # A close-outside-strings region whose body is plain JSON: ``decode`` (body ->
+        # content; ValueError when it is not JSON) and ``decoded`` ((content, captures) ->
+        # value: ``process`` after the decode). The whole-text walk decodes the body at
+        # the first landmark of its close: a body that decodes proves that landmark outside
+        # strings without reading them, and its value is not decoded again (None: no such).
+        self.decode = decode
+        self.decoded = decoded
         # What breaks a tie between two matches of one span and kind: the field name, as
         # in the reference (see RegionTable for the implicit field's).
         self.rank = name
@@ -3825,6 +3834,9 @@ class WholePass:
         # up to each landmark of the close (see ResponseStream.scan_outside_strings).
         string_modes = table.string_modes
         strings = self.strings_read() if current in string_modes else None
+        # The open region's body decoder while its first close landmark is ahead (see
+        # Region.decode); where the body decoded there ends, the body, and (its content,).
+        decode = decoded_at = body = decoded = None
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
@@ -3840,6 +3852,18 @@ class WholePass:
                 if at + base < pos:
                     continue
                 if strings is not None:
+                    if decode is not None:
+                        # The region's first landmark of a close: a body that decodes
+                        # as JSON ends outside every string, so the landmark does too.
+                        body = held[pos - base : at]
+                        try:
+                            decoded = (decode(body),)
+                        except (ValueError, RecursionError):
+                            pass  # the strings are read, as in any body
+                        else:
+                            decoded_at = strings.at = at + base
+                            self.examined += at + base - pos
+                        decode = None
                     self.examined += strings.advance(held, base, at + base)
                     if strings.inside:
                         # A close written in a string: the loop gives the string to the
@@ -3895,13 +3919,16 @@ class WholePass:
                 had_content = opened
                 if current is not None and (opened or start > pos):
                     had_content = True
-                    text = held[pos - base : start - base]
+                    text = body if decoded_at == start else held[pos - base : start - base]
                     if before:
                         text = "".join(self.body) + "".join(self.tail) + text
                         self.body, self.tail = [], []
                         before = False
                     self.current, self.captures = current, captures
-                    close_with(text, None)
+                    if decoded_at == start:
+                        close_with(text, None, False, decoded)
+                    else:
+                        close_with(text, None)
                 elif before:
                     self.body, self.tail = [], []
                     before = False
@@ -3909,10 +3936,14 @@ class WholePass:
                 if kind == "open":
                     current, opened = region.name, True
                     captures = {} if caught is None else caught
-                    strings = JsonStrings(pos) if region.outside_strings else None
+                    if region.outside_strings:
+                        strings = JsonStrings(pos)
+                        decode, decoded_at = region.decode, None
+                    else:
+                        strings = None
                 else:
                     current, captures, opened = implicit, {}, False
-                    strings = None
+                    strings = decode = decoded_at = None
                     if not (had_content or start != end):
                         # A zero-width close of an empty region would fire forever: the
                         # pass ends here, the rest unread.
@@ -5293,13 +5324,17 @@ class RegionValues:
             raise
         self.reset()
 
-    def close_with(self, text, events, unfinished=False):
+    def close_with(self, text, events, unfinished=False, decoded=None):
         """Give the open region's value (its whole text is ``text``) to the message;
-        the caller then leaves the region (``unfinished``: the output ended in it)."""
+        the caller then leaves the region (``unfinished``: the output ended in it).
+        ``decoded``: ``(content,)``, ``text`` already decoded (see Region.decoded)."""
         region = self.table.by_name[self.current]
         rest = None
         try:
-            value = region.process(text, self.captures)
+            if decoded is None:
+                value = region.process(text, self.captures)
+            else:
+                value = region.decoded(decoded[0], self.captures)
             if region.string_arguments:
                 value = decoded_arguments(value)
             if self.coerce is not None and type(value) is not str:  # a string holds no call

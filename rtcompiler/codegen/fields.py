@@ -28,8 +28,8 @@ def streamable(f: Field) -> bool:
 
 
 def field_function(name: str, index: int, f: Field, module: ModuleBuilder) -> str:
-    """Source of ``name(body, captures)`` for field ``f``; the sections it uses go into
-    ``module``."""
+    """Source of ``name(body, captures)`` for field ``f`` (and of ``_decoded_{index}(content,
+    captures)`` when the field is ``decodable``); the sections it uses go into ``module``."""
     plan = content_plans.content_plan(f.content, f.content_args, f.tags_only)
     # The content parser's call, written out in the field's function (no function of
     # its own: one Python call less per region closed).
@@ -50,36 +50,65 @@ def field_function(name: str, index: int, f: Field, module: ModuleBuilder) -> st
             f"    except ValueError:\n        return {retry_call}\n"
         )
         content_call = f"_content_{index}(body)"
-    lines = [f"def {name}(body, captures):"]
+    node = _transform_node(index, f, module)
+    source = _with_transform(f"def {name}(body, captures):", content_call, f, node)
+    if decodable(f, plan):
+        # A close-outside-strings region whose body the walk has decoded, to prove its
+        # close outside strings, gets that value: one decode per call, not two.
+        source += _with_transform(f"def _decoded_{index}(content, captures):", "content", f, node)
+    return source
+
+
+def decodable(f: Field, plan: content_plans.ContentPlan | None = None) -> bool:
+    """Whether ``json.loads`` of a body is the field's content value whenever it
+    succeeds (plain JSON: no key repair, no string delimiters), so that a value decoded
+    before the region closes can stand for its parse (see Region.decoded)."""
+    if not f.close_outside_strings or f.recover_tag_pattern is not None:
+        return False
+    if plan is None:
+        plan = content_plans.content_plan(f.content, f.content_args, f.tags_only)
+    return plan.function == "parse_json" and plan.args["unquoted_key_pattern"] is None
+
+
+def _transform_node(index: int, f: Field, module: ModuleBuilder) -> str | None:
+    """The name of the field's transform tree (emitted once), or None without one."""
     if f.transform is None:
+        return None
+    node = f"_TRANSFORM_{index}"
+    module.data.append(assignment(node, transform_plans.transform_plan(f.transform)))
+    module.need("transform_each" if f.transform_each else "transform")
+    return node
+
+
+def _with_transform(header: str, content_call: str, f: Field, node: str | None) -> str:
+    """A function ``header`` returning the field's value from ``content_call``, its
+    content (an expression of the function's arguments)."""
+    lines = [header]
+    if node is None:
         lines.append(f"    return {content_call}")
+    elif f.transform_each:
+        lines.append(
+            f"    return transform_each({content_call}, captures, {node}, {literal(f.name)})"
+        )
+    elif nesting(f.transform) >= MAX_NESTING:
+        # Written out, it would nest as deeply as the transform: too deep for Python's
+        # parser past 200 levels. The node tree, assigned in parts, is interpreted.
+        lines.append(f"    return transform_content({content_call}, captures, {node})")
     else:
-        node = f"_TRANSFORM_{index}"
-        module.data.append(assignment(node, transform_plans.transform_plan(f.transform)))
-        module.need("transform_each" if f.transform_each else "transform")
-        if f.transform_each:
-            lines.append(
-                f"    return transform_each({content_call}, captures, {node}, "
-                f"{literal(f.name)})"
-            )
-        elif nesting(f.transform) >= MAX_NESTING:
-            # Written out, it would nest as deeply as the transform: too deep for Python's
-            # parser past 200 levels. The node tree, assigned in parts, is interpreted.
-            lines.append(f"    return transform_content({content_call}, captures, {node})")
-        else:
-            # The transform written out as one expression (a dict literal, typically):
-            # walking the node tree cost a few microseconds per tool call. The tree
-            # stays for the errors, which only the interpreter words as the reference does.
-            expression = transform_plans.transform_expression(
-                transform_plans.transform_plan(f.transform), "content", "captures", literal
-            )
-            lines += [
-                f"    content = {content_call}",
-                "    try:",
-                f"        return {expression}",
-                "    except (KeyError, TypeError):",
-                f"        return transform_content(content, captures, {node})",
-            ]
+        # The transform written out as one expression (a dict literal, typically):
+        # walking the node tree cost a few microseconds per tool call. The tree
+        # stays for the errors, which only the interpreter words as the reference does.
+        expression = transform_plans.transform_expression(
+            transform_plans.transform_plan(f.transform), "content", "captures", literal
+        )
+        if content_call != "content":
+            lines.append(f"    content = {content_call}")
+        lines += [
+            "    try:",
+            f"        return {expression}",
+            "    except (KeyError, TypeError):",
+            f"        return transform_content(content, captures, {node})",
+        ]
     return "\n".join(lines) + "\n"
 
 

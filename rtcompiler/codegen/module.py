@@ -30,7 +30,7 @@ from ..automata import compile_regex, compile_tag_pattern
 from ..template import Field, Template
 from .builder import ModuleBuilder
 from .deltas import openai_plan
-from .fields import field_function, streamable
+from .fields import decodable, field_function, streamable
 from .literals import MAX_NESTING, assignment, literal, nesting
 from .manifest import Section
 
@@ -156,6 +156,7 @@ def _regex_tables(module: ModuleBuilder) -> str:
 def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
     process_name = f"_process_{index}"
     module.functions.append(field_function(process_name, index, f, module))
+    decoded = f" decode=_json_loads, decoded=_decoded_{index}," if decodable(f) else ""
     if f.recover and _one_string_delimiter(f) is not None:
         module.need("lenient")  # the LenientReader its recovery reads a body with
 
@@ -176,7 +177,7 @@ def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
         f"            close={delimiter(f.close)},\n"
         f"            streamable={streamable(f)!r}, repeats={bool(f.repeats)!r}, "
         f"join={literal(f.join)}, optional={bool(f.optional)!r},\n"
-        f"            process={process_name},{_robustness(f)}\n"
+        f"            process={process_name},{_robustness(f)}{decoded}\n"
         "        )"
     )
 

@@ -107,13 +107,17 @@ class RegionValues:
             raise
         self.reset()
 
-    def close_with(self, text, events, unfinished=False):
+    def close_with(self, text, events, unfinished=False, decoded=None):
         """Give the open region's value (its whole text is ``text``) to the message;
-        the caller then leaves the region (``unfinished``: the output ended in it)."""
+        the caller then leaves the region (``unfinished``: the output ended in it).
+        ``decoded``: ``(content,)``, ``text`` already decoded (see Region.decoded)."""
         region = self.table.by_name[self.current]
         rest = None
         try:
-            value = region.process(text, self.captures)
+            if decoded is None:
+                value = region.process(text, self.captures)
+            else:
+                value = region.decoded(decoded[0], self.captures)
             if region.string_arguments:
                 value = decoded_arguments(value)
             if self.coerce is not None and type(value) is not str:  # a string holds no call

@@ -59,13 +59,15 @@ class Region:
     __slots__ = (
         "name", "open", "close", "streamable", "repeats", "join", "optional", "process",
         "recover", "outside_strings", "recover_to", "repairs", "yields", "yield_join",
-        "lenient", "json_end", "extend", "string_arguments", "rank",
+        "lenient", "json_end", "extend", "string_arguments", "decode", "decoded",
+        "rank",
     )
 
     def __init__(
         self, name, open, close, streamable, repeats, join, optional, process,
         recover=False, outside_strings=False, recover_to=None, repairs=False, yields=(),
         yield_join="", lenient=None, json_end=False, extend=False, string_arguments=False,
+        decode=None, decoded=None,
     ) -> None:
         self.name = name
         self.open = open
@@ -98,6 +100,13 @@ class Region:
         self.extend = extend
         # The string-arguments extension: see decoded_arguments.
         self.string_arguments = string_arguments
+        # A close-outside-strings region whose body is plain JSON: ``decode`` (body ->
+        # content; ValueError when it is not JSON) and ``decoded`` ((content, captures) ->
+        # value: ``process`` after the decode). The whole-text walk decodes the body at
+        # the first landmark of its close: a body that decodes proves that landmark outside
+        # strings without reading them, and its value is not decoded again (None: no such).
+        self.decode = decode
+        self.decoded = decoded
         # What breaks a tie between two matches of one span and kind: the field name, as
         # in the reference (see RegionTable for the implicit field's).
         self.rank = name

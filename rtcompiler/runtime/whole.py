@@ -283,6 +283,9 @@ class WholePass:
         # up to each landmark of the close (see ResponseStream.scan_outside_strings).
         string_modes = table.string_modes
         strings = self.strings_read() if current in string_modes else None
+        # The open region's body decoder while its first close landmark is ahead (see
+        # Region.decode); where the body decoded there ends, the body, and (its content,).
+        decode = decoded_at = body = decoded = None
         before = bool(self.body or self.tail)  # text the prompt's tail left in the region
         done = True  # False: the loop goes on from here
         cut = False
@@ -298,6 +301,18 @@ class WholePass:
                 if at + base < pos:
                     continue
                 if strings is not None:
+                    if decode is not None:
+                        # The region's first landmark of a close: a body that decodes
+                        # as JSON ends outside every string, so the landmark does too.
+                        body = held[pos - base : at]
+                        try:
+                            decoded = (decode(body),)
+                        except (ValueError, RecursionError):
+                            pass  # the strings are read, as in any body
+                        else:
+                            decoded_at = strings.at = at + base
+                            self.examined += at + base - pos
+                        decode = None
                     self.examined += strings.advance(held, base, at + base)
                     if strings.inside:
                         # A close written in a string: the loop gives the string to the
@@ -353,13 +368,16 @@ class WholePass:
                 had_content = opened
                 if current is not None and (opened or start > pos):
                     had_content = True
-                    text = held[pos - base : start - base]
+                    text = body if decoded_at == start else held[pos - base : start - base]
                     if before:
                         text = "".join(self.body) + "".join(self.tail) + text
                         self.body, self.tail = [], []
                         before = False
                     self.current, self.captures = current, captures
-                    close_with(text, None)
+                    if decoded_at == start:
+                        close_with(text, None, False, decoded)
+                    else:
+                        close_with(text, None)
                 elif before:
                     self.body, self.tail = [], []
                     before = False
@@ -367,10 +385,14 @@ class WholePass:
                 if kind == "open":
                     current, opened = region.name, True
                     captures = {} if caught is None else caught
-                    strings = JsonStrings(pos) if region.outside_strings else None
+                    if region.outside_strings:
+                        strings = JsonStrings(pos)
+                        decode, decoded_at = region.decode, None
+                    else:
+                        strings = None
                 else:
                     current, captures, opened = implicit, {}, False
-                    strings = None
+                    strings = decode = decoded_at = None
                     if not (had_content or start != end):
                         # A zero-width close of an empty region would fire forever: the
                         # pass ends here, the rest unread.

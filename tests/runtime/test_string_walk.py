@@ -6,10 +6,17 @@ read up to there (``JsonStrings``, by counting quotes), and a landmark outside e
 string is taken as usual. A landmark inside a string (a close written in an argument)
 leaves the rest to the loop, which gives the string to the region and looks on after it,
 or inside it when it never ends. The walk must answer as that loop and as a stream.
+
+At the first landmark of its close, a plain-JSON body is decoded instead (Region.decode):
+a body that decodes ends outside every string, and its value is the region's, so a
+well-formed call is decoded once and its strings are never counted. A body that does not
+decode there is read for its strings from then on, and never decoded again before it
+closes: one attempt per region keeps the walk linear.
 """
 
 from __future__ import annotations
 
+import collections
 import types
 
 from hypothesis import given, settings
@@ -50,6 +57,22 @@ def _module(walks: bool) -> types.ModuleType:
 WALKED, LOOPED = _module(True), _module(False)
 
 
+def _counted() -> tuple[types.ModuleType, collections.Counter]:
+    """A walked module whose tool-call region counts its decodes, parses and reuses."""
+    module, calls = _module(True), collections.Counter()
+    region = module.TABLE.by_name["tool_calls"]
+
+    def counted(name, function):
+        def call(*args):
+            calls[name] += 1
+            return function(*args)
+        return call
+
+    for name in ("decode", "process", "decoded"):
+        setattr(region, name, counted(name, getattr(region, name)))
+    return module, calls
+
+
 def _outcome(run):
     try:
         return "ok", run()
@@ -75,6 +98,33 @@ def test_a_body_whose_close_is_outside_strings_is_walked_to_the_end():
     assert stream.whole == {}  # walked to the end: no watcher was asked
     assert message == {"content": "then", "tool_calls": [{"a": 'b " c'}, [1]]}
     assert message == LOOPED.parse_response(text, prefix="<|start|>assistant")
+
+
+def test_a_well_formed_body_is_decoded_once_and_its_strings_never_read():
+    module, calls = _counted()
+    body = '{"a": "' + 'x \\" y ' * 500 + '", "b": [1, 2]}'
+    message = module.parse_response(f"Hi<call>{body}</call><call>[3]</call>ok",
+                                    prefix="<|start|>assistant")
+    assert message["tool_calls"] == [{"a": "x \" y " * 500, "b": [1, 2]}, [3]]
+    assert calls == {"decode": 2, "decoded": 2}  # each body decoded once, at its close
+
+
+def test_a_body_that_does_not_decode_at_its_close_is_decoded_once():
+    module, calls = _counted()
+    # 300 closes written in the string: the first one ends no JSON; the strings are
+    # read from then on, not decoded at each later landmark.
+    body = '{"a": "' + "then </call> " * 300 + '"}'
+    text = f"<call>{body}</call>ok"
+    message = module.parse_response(text, prefix="<|start|>assistant")
+    assert message == {"content": "ok", "tool_calls": [{"a": "then </call> " * 300}]}
+    assert calls["decode"] == 1
+    assert message == LOOPED.parse_response(text, prefix="<|start|>assistant")
+    # A malformed body: the strings decide where it closes, the region recovers.
+    module, calls = _counted()
+    text = '<call>{"a": "b" "c"}</call>ok'
+    assert module.parse_response(text, prefix="<|start|>assistant") == LOOPED.parse_response(
+        text, prefix="<|start|>assistant")
+    assert calls["decode"] == 1 and calls["decoded"] == 0
 
 
 def test_a_close_inside_a_string_leaves_the_rest_to_the_loop():
