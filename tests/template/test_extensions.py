@@ -360,4 +360,7 @@ def test_transformers_refuses_a_robust_template(extensions):
 def test_the_generated_module_names_the_robustness_extensions():
     source = compile_template(ROBUST).source
     assert "Extensions: close-outside-strings, recover (rtcompiler only" in source
-    assert "process=_process_0, recover=\"json\", outside_strings=True,\n" in source
+    assert (
+        "process=_process_0, recover=\"json\", outside_strings=True, decode=_json_loads, "
+        "decoded=_decoded_0,\n"
+    ) in source
