@@ -2068,9 +2068,14 @@ def _unpark(value: "Any", parked: list) -> "Any":  # noqa: UP037
 
 # A character a JSON string cannot hold as it is.
 _NEEDS_ESCAPE = _re.compile(r'["\\\x00-\x1f]')
+# One it holds as it is, but not as the same value: json.dumps writes a surrogate as an
+# escape, and two escaped surrogates of a pair decode to one character.
+_SURROGATE = _re.compile("[\ud800-\udfff]")
 
 
-def _strings_in_place(body: str, delimiter: str, key_pattern: "str | None"):  # noqa: UP037
+def _strings_in_place(
+    body: str, delimiter: str, key_pattern: "str | None", exact: bool = False  # noqa: UP037
+):
     """``(text, parked)`` as parking the strings of ``body`` written between two
     ``delimiter`` (one opening and closing delimiter, as Gemma's ``<|"|>``) and
     quoting the keys leave them, or None when a string is left open (parking then
@@ -2079,8 +2084,10 @@ def _strings_in_place(body: str, delimiter: str, key_pattern: "str | None"):  # 
     Done with splits and joins: the text outside the strings is rewritten as one
     piece, joined by a marker where each string was (a key can neither hold a marker
     character nor follow one, so the markers' numbers change nothing). When no string
-    needs an escape (nor is beyond ASCII), nothing is parked: each string is itself between
-    quotes.
+    needs an escape, nothing is parked: each string is itself between quotes. That
+    text decodes to the reference's value; but where a string is beyond ASCII (which
+    json.dumps writes as escapes) it is not the reference's text, which a failure
+    quotes: then ``parked`` is None, unless ``exact`` asks for the reference's text.
     """
     parts = body.split(delimiter)
     if len(parts) % 2 == 0:
@@ -2090,10 +2097,11 @@ def _strings_in_place(body: str, delimiter: str, key_pattern: "str | None"):  # 
         outside = _quote_keys(_PARK_OPEN.join(outside), key_pattern).split(_PARK_OPEN)
     strings = parts[1::2]
     joined = "".join(strings)
-    # json.dumps writes non-ASCII as escapes: the text a failure quotes must be the same.
-    if joined.isascii() and _NEEDS_ESCAPE.search(joined) is None:
+    if _NEEDS_ESCAPE.search(joined) is None and (
+        joined.isascii() or not exact and _SURROGATE.search(joined) is None
+    ):
         parts[0::2] = outside
-        return '"'.join(parts), []
+        return '"'.join(parts), [] if joined.isascii() else None
     pieces = [outside[0]]
     for k, rest in enumerate(outside[1:]):
         pieces.append(f"{_PARK_OPEN}{k}{_PARK_CLOSE}")
@@ -2122,6 +2130,13 @@ def parse_json(body: str, args: dict) -> object:
     in_place = None if same is None else _strings_in_place(body, same, key_pattern)
     if in_place is not None:
         working, parked = in_place
+        if parked is None:
+            # In place, with a string beyond ASCII: the reference's value when it decodes.
+            # A failure is worded from the reference's text, made for it.
+            try:
+                return _json_loads(working)
+            except (ValueError, RecursionError):
+                working, parked = _strings_in_place(body, same, key_pattern, True)
     else:
         # Iterate the value as written: a malformed string_delims fails here with the
         # same exception the reference raises (unpacking a non-pair, iterating None, ...).

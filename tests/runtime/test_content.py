@@ -301,10 +301,22 @@ def test_json_strings_in_place_cases() -> None:
         # Parked, from the split: strings needing escapes, short and long in all.
         f"{{a:{q}x{q},b:{q}line\nbreak{q},c:[{q}y{q},{q}\\{q}]}}",
         f"{{content:{q}" + "def f():\n    return 1\n" * 20 + f"{q},path:{q}a.py{q}}}",
+        # Beyond ASCII: in place when it decodes; a failure quotes the reference's text,
+        # which json.dumps escapes; surrogates are not in place (an escaped pair is one
+        # character).
+        f"{{a:{q}café{q} x}}",
+        f"{{a:{q}中文{q},b:[{q}é{q}}}",
+        f"{{a:{q}\ud83d\ude00{q}}}",
+        f"{{a:{q}\udc00{q},b:{q}é{q}}}",
     ]
     for body in cases:
         check("json", delims, body)
     assert ours("json", delims, cases[0]) == {"city": "Kraków", "days": 14, "units": "imperial"}
+    assert ours("json", delims, cases[-2]) == {"a": "\U0001f600"}  # as the reference: one
+    # The first case is decoded in place, beyond ASCII as it is; exact, it is parked.
+    key_pattern = content_plans.unquoted_key_pattern()
+    assert content._strings_in_place(cases[0], q, key_pattern)[1] is None
+    assert content._strings_in_place(cases[0], q, key_pattern, True)[1] == ["Kraków", "imperial"]
 
 
 # Word characters by one engine or the other: letters of each case kind, marks, the
