@@ -3865,15 +3865,16 @@ class WholePass:
                 had_content = opened
                 if current is not None and (opened or start > pos):
                     had_content = True
-                    text = body if decoded_at == start else held[pos - base : start - base]
-                    if before:
-                        text = "".join(self.body) + "".join(self.tail) + text
-                        self.body, self.tail = [], []
-                        before = False
                     self.current, self.captures = current, captures
                     if decoded_at == start:
-                        close_with(text, None, False, decoded)
+                        # (A region the walk opened: no text of the prompt's tail is in it.)
+                        close_with(body, None, False, decoded)
                     else:
+                        text = held[pos - base : start - base]
+                        if before:
+                            text = "".join(self.body) + "".join(self.tail) + text
+                            self.body, self.tail = [], []
+                            before = False
                         close_with(text, None)
                 elif before:
                     self.body, self.tail = [], []
