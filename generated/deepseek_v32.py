@@ -3128,27 +3128,31 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
         casts = known.get(name, _UNREAD)
         if casts is _UNREAD:
             casts = known[name] = _casts(properties)
-        if casts is not None and not casts:
+        if casts is not None:
+            # A tool has few arguments to cast, if any (strings pass through): walk those.
+            for key, types in casts.items():
+                argument = arguments.get(key)
+                if isinstance(argument, str):
+                    arguments[key] = coerce_argument(argument, types)
+                elif isinstance(argument, list) and "array" not in types:
+                    arguments[key] = _coerced_items(argument, types)
             return value
     for key, argument in arguments.items():
-        if casts is not None:
-            types = casts.get(key)
-            if types is None:
-                continue
-        elif key in properties:
-            types = _cast_types(properties[key])
-            if not types:
-                continue
-        else:
+        if key not in properties:
+            continue
+        types = _cast_types(properties[key])
+        if not types:
             continue
         if isinstance(argument, str):
             arguments[key] = coerce_argument(argument, types)
         elif isinstance(argument, list) and "array" not in types:
-            # Several values for one key, collected by xml-inline's merge_duplicates.
-            arguments[key] = [
-                coerce_argument(item, types) if isinstance(item, str) else item for item in argument
-            ]
+            arguments[key] = _coerced_items(argument, types)
     return value
+
+
+def _coerced_items(argument: list, types: tuple) -> list:
+    """Several values for one key, collected by xml-inline's merge_duplicates: each cast."""
+    return [coerce_argument(item, types) if isinstance(item, str) else item for item in argument]
 
 
 def tool_coercer(tools: "Iterable[Any] | None") -> "Callable[[Any], Any] | None":  # noqa: UP037
