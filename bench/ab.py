@@ -10,7 +10,10 @@ process, alternating round by round, so that whatever slows the machine slows bo
 * ``--strict`` compares a bundled grammar's robust form with its strict form: what the
   opt-in extensions cost;
 * ``--since REV`` compares the robust form here with the grammar as it was bundled at
-  ``REV``, compiled there: what a user who upgrades sees for the same outputs.
+  ``REV``, compiled there: what a user who upgrades sees for the same outputs. The
+  reference is timed too, on the template as bundled at ``REV`` and on today's strict
+  form (what the bench's robust row is measured against), so that the last column is the
+  change of the bench's own ratio, ours/reference, since ``REV``.
 
 Each round streams every cut of 8 realistic outputs of the style once (up to 16 cuts),
 with what the parsers remember of earlier streams forgotten first, as a server meets a
@@ -61,8 +64,24 @@ def source_at(tree: Path, template: dict) -> str:
 
 def forget(module: types.ModuleType) -> None:
     """What a generated parser remembers of earlier streams, forgotten."""
+    if isinstance(module, ReferenceModule):
+        return
     for kept in remembered(module):
         kept.clear()
+
+
+class ReferenceModule:
+    """transformers' parser for one template, with a generated module's two entry points."""
+
+    def __init__(self, template: dict) -> None:
+        from transformers.utils.chat_parsing import ResponseParser, parse_response
+        from transformers.utils.chat_parsing.response_templates import load_response_template
+
+        loaded = load_response_template(template)
+        self.parse_response = lambda text, prefix=None, tools=None: parse_response(
+            text, loaded, prefix=prefix, tools=tools)
+        self.ResponseParser = lambda prefix=None, tools=None: ResponseParser(
+            loaded, prefix, tools=tools)
 
 
 def timed(module: types.ModuleType, mode: str, outs: list) -> float:
@@ -89,17 +108,18 @@ def timed(module: types.ModuleType, mode: str, outs: list) -> float:
     return (time.process_time() - start) / (len(runs) - 2)
 
 
-def compare(a: types.ModuleType, b: types.ModuleType, style: str, size: int, modes: list,
-            rounds: int) -> list[tuple[str, float, float]]:
-    """Per mode: (mode, best seconds of ``a``, best of ``b``), alternating a and b."""
+def compare(parsers: list, style: str, size: int, modes: list,
+            rounds: int) -> list[tuple[str, list[float]]]:
+    """Per mode: (mode, best seconds of each parser), taking turns in a rotating order."""
     outs = [outputs.realistic(style, "mixed", size, seed=s) for s in range(8)]
     found = []
     for mode in modes:
-        best = [float("inf"), float("inf")]
+        best = [float("inf")] * len(parsers)
         for r in range(rounds):
-            for i in ((0, 1) if r % 2 else (1, 0)):
-                best[i] = min(best[i], timed((a, b)[i], mode, outs))
-        found.append((mode, best[0], best[1]))
+            order = list(range(len(parsers)))
+            for i in order[r % len(order):] + order[:r % len(order)]:
+                best[i] = min(best[i], timed(parsers[i], mode, outs))
+        found.append((mode, best))
     return found
 
 
@@ -152,12 +172,24 @@ def main(argv: list[str] | None = None) -> int:
                 )
         b = module_from_source(source_at(ROOT, template), "new")
     label = args.style + (" robust" if args.robust else "")
+    parsers = [a, b]
     if args.since:
         label = f"{args.style}, robust here against as bundled at {args.since}"
+        # The bench's robust row is measured against the reference on the strict form.
+        from rtcompiler.grammars import strict_spec
+
+        parsers += [ReferenceModule(strict_spec(old)), ReferenceModule(strict_spec(template))]
     print(f"{label} {args.size}, min of {args.rounds} rounds, us per stream or parse")
-    print(f"{'mode':8s} {names[0]:>8s} {names[1]:>8s} {names[1] + '/' + names[0]:>14s}")
-    for mode, t0, t1 in compare(a, b, args.style, size, modes, args.rounds):
-        print(f"{mode:8s} {t0 * 1e6:8.1f} {t1 * 1e6:8.1f} {t1 / t0:14.3f}", flush=True)
+    head = f"{'mode':8s} {names[0]:>8s} {names[1]:>8s} {names[1] + '/' + names[0]:>14s}"
+    if args.since:
+        head += f" {'ref then':>9s} {'ref now':>8s} {'bench ratio now/then':>21s}"
+    print(head)
+    for mode, best in compare(parsers, args.style, size, modes, args.rounds):
+        line = f"{mode:8s} {best[0] * 1e6:8.1f} {best[1] * 1e6:8.1f} {best[1] / best[0]:14.3f}"
+        if args.since:
+            then, now = best[0] / best[2], best[1] / best[3]
+            line += f" {best[2] * 1e6:9.1f} {best[3] * 1e6:8.1f} {now / then:21.3f}"
+        print(line, flush=True)
     return 0
 
 
