@@ -5765,18 +5765,23 @@ def decoded_arguments(value):
     """``value``, a region's tool call or list of calls, with each call's arguments that
     are a string holding a JSON object replaced by that object (the string-arguments
     extension): a model that saw arguments as a string in its history writes them so.
-    Any other string is kept as it is."""
-    for call in value if isinstance(value, list) else (value,):
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict):
-            arguments = function.get("arguments")
-            if isinstance(arguments, str) and arguments.lstrip().startswith("{"):
-                try:
-                    decoded = _json.loads(arguments)
-                except ValueError:
-                    continue
-                if isinstance(decoded, dict):
-                    function["arguments"] = decoded
+    Any other string is kept as it is. (The values are a region parser's: plain dicts
+    and lists, so ``type`` tests them.)"""
+    if type(value) is dict:
+        # The usual call: its arguments an object already.
+        function = value.get("function")
+        if type(function) is not dict or type(function.get("arguments")) is not str:
+            return value
+    for call in value if type(value) is list else (value,):
+        function = call.get("function") if type(call) is dict else None
+        arguments = function.get("arguments") if type(function) is dict else None
+        if type(arguments) is str and arguments.lstrip().startswith("{"):
+            try:
+                decoded = _json.loads(arguments)
+            except ValueError:
+                continue
+            if type(decoded) is dict:
+                function["arguments"] = decoded
     return value
 
 # ------------------------------------------------------------------------------
