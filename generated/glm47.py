@@ -3698,7 +3698,7 @@ class WholePass:
         ):
             return
         string_modes = table.string_modes
-        while True:
+        while self.pos < self.end:  # (at the end, only an empty match: no commit)
             if self.current in string_modes:
                 found = self.scan_outside_strings(True, None, self.whole_scan)[0]
                 best, best_kind, best_region = (
