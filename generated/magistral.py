@@ -3290,17 +3290,28 @@ def _apart(literals):
 
 
 def _single(entries):
-    """``(kind, region, form)`` for a landmark that begins a match of one watch entry
-    only, when no candidates need comparing there (see ``_walks``); else None."""
+    """``(kind, region, form, lead)`` for a landmark where no candidates need comparing
+    (see ``_walks``), else None: one delimiter, or literal delimiters only, each of
+    which matches the landmark itself. Those all match from the landmark to its end,
+    so the choice among them is known here: the order whole_pass breaks ties by (an
+    open before a close, then the region's rank), as at Qwen3's ``<think>``, which
+    opens the reasoning and ends a piece of the content. ``form``: None for a literal
+    delimiter, else its regex; ``lead``: its prefilter when a run of lead characters
+    may begin the match before the landmark (``\\s*<tool_call>``), else None."""
     if len(entries) != 1:
+        if all(entry[2].fixed is not None for entry in entries):
+            kind, region, _, _ = min(
+                entries, key=lambda entry: (0 if entry[0] == "open" else 1, entry[1].rank)
+            )
+            return kind, region, None, None
         return None
     kind, region, delimiter, _ = entries[0]
     if delimiter.fixed is not None:
-        return kind, region, None
+        return kind, region, None, None
     pre = delimiter.later.prefilter
-    if pre.lead or pre.lead_class is not None:
+    if pre.lead:
         return None
-    return kind, region, delimiter.later
+    return kind, region, delimiter.later, None if pre.lead_class is None else pre
 
 
 def anchor_literals(anchor):
@@ -3840,29 +3851,33 @@ class WholePass:
                         break
                 entries, single, longer = spot
                 if single is not None:
-                    kind, region, form = single
+                    kind, region, form, lead = single
                     if form is None:
                         start, end, caught = at + base, found.end() + base, None
                     else:
-                        # (best_at for one delimiter: its match begins at the landmark.)
+                        # (best_at for one delimiter: its match begins at the landmark,
+                        # or at the run of its lead characters before it.)
                         if reads < 0:
                             done = False
                             break
+                        t = at if lead is None else lead.lead_start(held, pos - base, at)
                         # (form_at, written out: a call less a landmark)
                         matched = (
-                            form.captures if at + base or form.captures_first is None
+                            form.captures if t + base or form.captures_first is None
                             else form.captures_first
-                        ).match(held, at)
+                        ).match(held, t)
                         if matched is None:
-                            if self.failed_form(form):
+                            if t != at or self.failed_form(form):
+                                # (after a lead, a later start may match: the loop asks
+                                # the delimiter's scanner)
                                 done = False
                                 break
                             continue
                         self.missed = 0
                         end = matched.end()
-                        self.examined += end - at
-                        reads -= end - at
-                        start, end = at + base, end + base
+                        self.examined += end - t
+                        reads -= end - t
+                        start, end = t + base, end + base
                         caught = _form_captures(form, matched) if kind == "open" else None
                 else:
                     self.pos = pos

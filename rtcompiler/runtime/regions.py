@@ -482,17 +482,28 @@ def _apart(literals):
 
 
 def _single(entries):
-    """``(kind, region, form)`` for a landmark that begins a match of one watch entry
-    only, when no candidates need comparing there (see ``_walks``); else None."""
+    """``(kind, region, form, lead)`` for a landmark where no candidates need comparing
+    (see ``_walks``), else None: one delimiter, or literal delimiters only, each of
+    which matches the landmark itself. Those all match from the landmark to its end,
+    so the choice among them is known here: the order whole_pass breaks ties by (an
+    open before a close, then the region's rank), as at Qwen3's ``<think>``, which
+    opens the reasoning and ends a piece of the content. ``form``: None for a literal
+    delimiter, else its regex; ``lead``: its prefilter when a run of lead characters
+    may begin the match before the landmark (``\\s*<tool_call>``), else None."""
     if len(entries) != 1:
+        if all(entry[2].fixed is not None for entry in entries):
+            kind, region, _, _ = min(
+                entries, key=lambda entry: (0 if entry[0] == "open" else 1, entry[1].rank)
+            )
+            return kind, region, None, None
         return None
     kind, region, delimiter, _ = entries[0]
     if delimiter.fixed is not None:
-        return kind, region, None
+        return kind, region, None, None
     pre = delimiter.later.prefilter
-    if pre.lead or pre.lead_class is not None:
+    if pre.lead:
         return None
-    return kind, region, delimiter.later
+    return kind, region, delimiter.later, None if pre.lead_class is None else pre
 
 
 def anchor_literals(anchor):

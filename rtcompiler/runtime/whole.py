@@ -321,29 +321,33 @@ class WholePass:
                         break
                 entries, single, longer = spot
                 if single is not None:
-                    kind, region, form = single
+                    kind, region, form, lead = single
                     if form is None:
                         start, end, caught = at + base, found.end() + base, None
                     else:
-                        # (best_at for one delimiter: its match begins at the landmark.)
+                        # (best_at for one delimiter: its match begins at the landmark,
+                        # or at the run of its lead characters before it.)
                         if reads < 0:
                             done = False
                             break
+                        t = at if lead is None else lead.lead_start(held, pos - base, at)
                         # (form_at, written out: a call less a landmark)
                         matched = (
-                            form.captures if at + base or form.captures_first is None
+                            form.captures if t + base or form.captures_first is None
                             else form.captures_first
-                        ).match(held, at)
+                        ).match(held, t)
                         if matched is None:
-                            if self.failed_form(form):
+                            if t != at or self.failed_form(form):
+                                # (after a lead, a later start may match: the loop asks
+                                # the delimiter's scanner)
                                 done = False
                                 break
                             continue
                         self.missed = 0
                         end = matched.end()
-                        self.examined += end - at
-                        reads -= end - at
-                        start, end = at + base, end + base
+                        self.examined += end - t
+                        reads -= end - t
+                        start, end = t + base, end + base
                         caught = _form_captures(form, matched) if kind == "open" else None
                 else:
                     self.pos = pos

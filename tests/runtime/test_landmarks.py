@@ -343,3 +343,29 @@ def test_the_merged_search_meets_every_occurrence_in_order(parts, lo):
 def test_a_walk_over_merged_searches_answers_as_the_loop_and_the_reference(parts, prefix):
     text = "".join(parts)
     _agrees(MERGED, MERGED_LOOP, HEADS_REFERENCE, text, prefix)
+
+
+# Literal delimiters that share a landmark all match it from end to end: which one wins
+# there (an open before a close, then the region's rank) is known when the table is
+# made, and the walk takes it without comparing. Qwen3's content ends at "<think>",
+# which opens the reasoning.
+SHARED = _spec("<think>", "</think>", r"<call (?P<name>\w+)>", "</call>", ["<end>", "<think>"])
+SHARING, SHARING_LOOP = _walking(SHARED, True), _walking(SHARED, False)
+SHARED_REFERENCE = load_response_template(SHARED)
+
+
+def test_literals_sharing_a_landmark_have_their_winner_in_the_table():
+    entries, single, _ = SHARING.TABLE.walks[None]["<think>"]
+    assert sorted(entry[0] for entry in entries) == ["close", "open"]
+    assert single[:2] == ("open", SHARING.TABLE.by_name["reasoning_content"])
+    # A delimiter with a lead is walked without comparing too: from the run before it.
+    _, single, _ = LEADING.TABLE.walks[None]["<call:"]
+    assert single[0] == "open" and single[3] is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(PIECES + ["<think>", "x<think>y"]), max_size=30),
+       prefix=st.sampled_from(["", "<|start|>assistant", "<|start|>assistant<think>"]))
+def test_a_walk_through_shared_landmarks_answers_as_the_loop_and_the_reference(parts, prefix):
+    text = "".join(parts)
+    _agrees(SHARING, SHARING_LOOP, SHARED_REFERENCE, text, prefix)
