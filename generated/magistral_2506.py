@@ -3281,28 +3281,31 @@ def _apart(literals):
 
 
 def _single(entries):
-    """``(kind, region, form, lead)`` for a landmark where no candidates need comparing
+    """``(kind, region, form, lead, named)`` for a landmark where no candidates need comparing
     (see ``_walks``), else None: one delimiter, or literal delimiters only, each of
     which matches the landmark itself. Those all match from the landmark to its end,
     so the choice among them is known here: the order whole_pass breaks ties by (an
     open before a close, then the region's rank), as at Qwen3's ``<think>``, which
     opens the reasoning and ends a piece of the content. ``form``: None for a literal
     delimiter, else its regex; ``lead``: its prefilter when a run of lead characters
-    may begin the match before the landmark (``\\s*<tool_call>``), else None."""
+    may begin the match before the landmark (``\\s*<tool_call>``), else None; ``named``:
+    whether the form captures a group (a match of one that does not captures nothing)."""
     if len(entries) != 1:
         if all(entry[2].fixed is not None for entry in entries):
             kind, region, _, _ = min(
                 entries, key=lambda entry: (0 if entry[0] == "open" else 1, entry[1].rank)
             )
-            return kind, region, None, None
+            return kind, region, None, None, False
         return None
     kind, region, delimiter, _ = entries[0]
     if delimiter.fixed is not None:
-        return kind, region, None, None
-    pre = delimiter.later.prefilter
+        return kind, region, None, None, False
+    regex = delimiter.later
+    pre = regex.prefilter
     if pre.lead:
         return None
-    return kind, region, delimiter.later, None if pre.lead_class is None else pre
+    lead = None if pre.lead_class is None else pre
+    return kind, region, regex, lead, bool(regex.nfa.group_names)
 
 
 def anchor_literals(anchor):
@@ -3811,6 +3814,7 @@ class WholePass:
         done = True  # False: the loop goes on from here
         cut = False
         reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
+        examined = 0  # (added to self.examined on the way out)
         again = lo  # where the search for landmarks (re)starts
         while again is not None:
             lo_search, again = again, None
@@ -3832,9 +3836,10 @@ class WholePass:
                             pass  # the strings are read, as in any body
                         else:
                             decoded_at = strings.at = at + base
-                            self.examined += at + base - pos
+                            examined += at + base - pos
                         decode = None
-                    self.examined += strings.advance(held, base, at + base)
+                    if decoded_at != at + base:
+                        examined += strings.advance(held, base, at + base)
                     if strings.inside:
                         # A close written in a string: the loop gives the string to the
                         # region and looks on after it, or in it if it never ends.
@@ -3842,7 +3847,7 @@ class WholePass:
                         break
                 entries, single, longer = spot
                 if single is not None:
-                    kind, region, form, lead = single
+                    kind, region, form, lead, named = single
                     if form is None:
                         start, end, caught = at + base, found.end() + base, None
                     else:
@@ -3866,10 +3871,10 @@ class WholePass:
                             continue
                         self.missed = 0
                         end = matched.end()
-                        self.examined += end - t
+                        examined += end - t
                         reads -= end - t
                         start, end = t + base, end + base
-                        caught = _form_captures(form, matched) if kind == "open" else None
+                        caught = _form_captures(form, matched) if named and kind == "open" else None
                 else:
                     self.pos = pos
                     self.formed = _WHOLE_READS * self.end - reads
@@ -3940,7 +3945,7 @@ class WholePass:
                 found = None
         # The search for landmarks read up to where the walk stopped, or to the end: a
         # walk left at a region that is not walked is entered again after it.
-        self.examined += (len(held) if found is None else found.end()) - lo
+        self.examined += examined + (len(held) if found is None else found.end()) - lo
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
         self.strings = strings
         self.formed = _WHOLE_READS * self.end - reads

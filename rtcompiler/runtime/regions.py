@@ -482,28 +482,31 @@ def _apart(literals):
 
 
 def _single(entries):
-    """``(kind, region, form, lead)`` for a landmark where no candidates need comparing
+    """``(kind, region, form, lead, named)`` for a landmark where no candidates need comparing
     (see ``_walks``), else None: one delimiter, or literal delimiters only, each of
     which matches the landmark itself. Those all match from the landmark to its end,
     so the choice among them is known here: the order whole_pass breaks ties by (an
     open before a close, then the region's rank), as at Qwen3's ``<think>``, which
     opens the reasoning and ends a piece of the content. ``form``: None for a literal
     delimiter, else its regex; ``lead``: its prefilter when a run of lead characters
-    may begin the match before the landmark (``\\s*<tool_call>``), else None."""
+    may begin the match before the landmark (``\\s*<tool_call>``), else None; ``named``:
+    whether the form captures a group (a match of one that does not captures nothing)."""
     if len(entries) != 1:
         if all(entry[2].fixed is not None for entry in entries):
             kind, region, _, _ = min(
                 entries, key=lambda entry: (0 if entry[0] == "open" else 1, entry[1].rank)
             )
-            return kind, region, None, None
+            return kind, region, None, None, False
         return None
     kind, region, delimiter, _ = entries[0]
     if delimiter.fixed is not None:
-        return kind, region, None, None
-    pre = delimiter.later.prefilter
+        return kind, region, None, None, False
+    regex = delimiter.later
+    pre = regex.prefilter
     if pre.lead:
         return None
-    return kind, region, delimiter.later, None if pre.lead_class is None else pre
+    lead = None if pre.lead_class is None else pre
+    return kind, region, regex, lead, bool(regex.nfa.group_names)
 
 
 def anchor_literals(anchor):

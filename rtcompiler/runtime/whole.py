@@ -290,6 +290,7 @@ class WholePass:
         done = True  # False: the loop goes on from here
         cut = False
         reads = _WHOLE_READS * self.end - self.formed  # what stdlib matches may go through
+        examined = 0  # (added to self.examined on the way out)
         again = lo  # where the search for landmarks (re)starts
         while again is not None:
             lo_search, again = again, None
@@ -311,9 +312,10 @@ class WholePass:
                             pass  # the strings are read, as in any body
                         else:
                             decoded_at = strings.at = at + base
-                            self.examined += at + base - pos
+                            examined += at + base - pos
                         decode = None
-                    self.examined += strings.advance(held, base, at + base)
+                    if decoded_at != at + base:
+                        examined += strings.advance(held, base, at + base)
                     if strings.inside:
                         # A close written in a string: the loop gives the string to the
                         # region and looks on after it, or in it if it never ends.
@@ -321,7 +323,7 @@ class WholePass:
                         break
                 entries, single, longer = spot
                 if single is not None:
-                    kind, region, form, lead = single
+                    kind, region, form, lead, named = single
                     if form is None:
                         start, end, caught = at + base, found.end() + base, None
                     else:
@@ -345,10 +347,10 @@ class WholePass:
                             continue
                         self.missed = 0
                         end = matched.end()
-                        self.examined += end - t
+                        examined += end - t
                         reads -= end - t
                         start, end = t + base, end + base
-                        caught = _form_captures(form, matched) if kind == "open" else None
+                        caught = _form_captures(form, matched) if named and kind == "open" else None
                 else:
                     self.pos = pos
                     self.formed = _WHOLE_READS * self.end - reads
@@ -419,7 +421,7 @@ class WholePass:
                 found = None
         # The search for landmarks read up to where the walk stopped, or to the end: a
         # walk left at a region that is not walked is entered again after it.
-        self.examined += (len(held) if found is None else found.end()) - lo
+        self.examined += examined + (len(held) if found is None else found.end()) - lo
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
         self.strings = strings
         self.formed = _WHOLE_READS * self.end - reads
