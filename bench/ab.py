@@ -23,6 +23,14 @@ minimum time per stream over the rounds (``new/old``, or ``robust/strict``).
     python -m bench.ab --base HEAD~1 --style gpt_oss --size 1K --modes feed64,feed256
     python -m bench.ab --strict --style qwen3 --size 8K
     python -m bench.ab --since 0ceb12b --style qwen3 --size 1K
+
+``--opcodes`` counts the Python bytecode instructions each parser runs instead of
+timing it: the same figure on every run, so a change of a percent shows on a machine
+whose timings move by ten. sre's searches and ``json.loads`` run in C and are not
+counted: a count ratio overstates a time ratio where C work is a large share, and
+the reference's count leaves out its regex work.
+
+    python -m bench.ab --base HEAD~1 --style qwen3 --size 8K --modes parse,feed64 --opcodes
 """
 
 from __future__ import annotations
@@ -84,41 +92,73 @@ class ReferenceModule:
             loaded, prefix, tools=tools)
 
 
-def timed(module: types.ModuleType, mode: str, outs: list) -> float:
-    """Seconds per stream (or parse) of one round, after two runs to warm up."""
+def _runs(mode: str, outs: list) -> tuple[int, list]:
+    """The characters per feed (0: a whole parse) and the (output, first cut) runs of a round."""
     k = 0 if mode == "parse" else int(mode.removeprefix("feed"))
     runs = [(o, 0) for o in outs] * 4 if k == 0 else [
         (outs[i % len(outs)], (i // len(outs)) % k) for i in range(len(outs) * min(k, 16))
     ]
+    return k, runs
 
-    def go(part):
-        for out, first in part:
-            if k == 0:
-                module.parse_response(out.text, prefix=out.prefix, tools=out.tools)
-            else:
-                parser = module.ResponseParser(out.prefix, tools=out.tools)
-                for piece in chunked(out.text, k, first):
-                    parser.feed(piece)
-                parser.finalize()
 
+def _go(module, k: int, part: list) -> None:
+    for out, first in part:
+        if k == 0:
+            module.parse_response(out.text, prefix=out.prefix, tools=out.tools)
+        else:
+            parser = module.ResponseParser(out.prefix, tools=out.tools)
+            for piece in chunked(out.text, k, first):
+                parser.feed(piece)
+            parser.finalize()
+
+
+def timed(module: types.ModuleType, mode: str, outs: list) -> float:
+    """Seconds per stream (or parse) of one round, after two runs to warm up."""
+    k, runs = _runs(mode, outs)
     forget(module)
-    go(runs[:2])
+    _go(module, k, runs[:2])
     start = time.process_time()
-    go(runs[2:])
+    _go(module, k, runs[2:])
     return (time.process_time() - start) / (len(runs) - 2)
 
 
+def counted(module: types.ModuleType, mode: str, outs: list) -> float:
+    """Python bytecode instructions per stream (or parse) of one round, after two runs to
+    warm up (``sys.settrace``: what runs in C is not counted)."""
+    k, runs = _runs(mode, outs)
+    count = 0
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            count += 1
+        return tracer
+
+    forget(module)
+    _go(module, k, runs[:2])
+    sys.settrace(tracer)
+    try:
+        _go(module, k, runs[2:])
+    finally:
+        sys.settrace(None)
+    return count / (len(runs) - 2)
+
+
 def compare(parsers: list, style: str, size: int, modes: list,
-            rounds: int) -> list[tuple[str, list[float]]]:
-    """Per mode: (mode, best seconds of each parser), taking turns in a rotating order."""
+            rounds: int, measure=timed) -> list[tuple[str, list[float]]]:
+    """Per mode: (mode, best measure of each parser), taking turns in a rotating order."""
     outs = [outputs.realistic(style, "mixed", size, seed=s) for s in range(8)]
     found = []
     for mode in modes:
+        if measure is counted:  # (the same count each round)
+            found.append((mode, [counted(p, mode, outs) for p in parsers]))
+            continue
         best = [float("inf")] * len(parsers)
         for r in range(rounds):
             order = list(range(len(parsers)))
             for i in order[r % len(order):] + order[:r % len(order)]:
-                best[i] = min(best[i], timed(parsers[i], mode, outs))
+                best[i] = min(best[i], measure(parsers[i], mode, outs))
         found.append((mode, best))
     return found
 
@@ -141,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="1K", help="output size (1K, 8K, ...)")
     parser.add_argument("--modes", default="parse,feed4,feed64,feed256")
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument(
+        "--opcodes", action="store_true",
+        help="count Python bytecode instructions instead of timing: the same figure on "
+             "every run (C work, sre and json, is not counted)",
+    )
     args = parser.parse_args(argv)
     size, modes = _size(args.size), args.modes.split(",")
     if args.strict:
@@ -179,16 +224,22 @@ def main(argv: list[str] | None = None) -> int:
         from rtcompiler.grammars import strict_spec
 
         parsers += [ReferenceModule(strict_spec(old)), ReferenceModule(strict_spec(template))]
-    print(f"{label} {args.size}, min of {args.rounds} rounds, us per stream or parse")
+    scale = 1 if args.opcodes else 1e6
+    if args.opcodes:
+        print(f"{label} {args.size}, Python opcodes per stream or parse")
+    else:
+        print(f"{label} {args.size}, min of {args.rounds} rounds, us per stream or parse")
     head = f"{'mode':8s} {names[0]:>8s} {names[1]:>8s} {names[1] + '/' + names[0]:>14s}"
     if args.since:
         head += f" {'ref then':>9s} {'ref now':>8s} {'bench ratio now/then':>21s}"
     print(head)
-    for mode, best in compare(parsers, args.style, size, modes, args.rounds):
-        line = f"{mode:8s} {best[0] * 1e6:8.1f} {best[1] * 1e6:8.1f} {best[1] / best[0]:14.3f}"
+    measure = counted if args.opcodes else timed
+    for mode, best in compare(parsers, args.style, size, modes, args.rounds, measure):
+        a_, b_ = best[0] * scale, best[1] * scale
+        line = f"{mode:8s} {a_:8.1f} {b_:8.1f} {best[1] / best[0]:14.3f}"
         if args.since:
             then, now = best[0] / best[2], best[1] / best[3]
-            line += f" {best[2] * 1e6:9.1f} {best[3] * 1e6:8.1f} {now / then:21.3f}"
+            line += f" {best[2] * scale:9.1f} {best[3] * scale:8.1f} {now / then:21.3f}"
         print(line, flush=True)
     return 0
 

@@ -38,3 +38,30 @@ def test_a_round_forgets_what_the_parser_remembered():
         not d.regex.partials for r in module.TABLE.regions for d in (r.open, r.close)
         if d is not None
     )
+
+
+def test_opcodes_are_the_same_count_on_every_run_and_follow_the_work():
+    module = ab.module_from_source(
+        compile_template(outputs.response_template("qwen3")).source, "m"
+    )
+    short = [outputs.realistic("qwen3", "mixed", 1024, seed=s) for s in range(2)]
+    long = [outputs.realistic("qwen3", "mixed", 8192, seed=s) for s in range(2)]
+    first = ab.counted(module, "feed64", short)
+    assert first > 0 and ab.counted(module, "feed64", short) == first
+    # Streams of eight times the text run more instructions; a whole parse, fewer.
+    assert ab.counted(module, "feed64", long) > 1.5 * first
+    assert ab.counted(module, "parse", short) < first
+
+
+def test_since_prints_the_change_of_the_bench_ratio(capsys):
+    assert ab.main(["--since", "HEAD", "--style", "gemma4", "--size", "1K", "--modes",
+                    "parse", "--opcodes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "gemma4, robust here against as bundled at HEAD 1K, Python opcodes per stream or parse"
+    )
+    (mode, then, now, ratio, ref_then, ref_now, bench) = lines[2].split()
+    assert mode == "parse"
+    # The same template compiled by the same compiler, the same reference template.
+    assert float(then) == float(now) and float(ratio) == 1.0
+    assert float(ref_then) == float(ref_now) and float(bench) == 1.0
