@@ -3280,32 +3280,52 @@ def _apart(literals):
     return True
 
 
-def _single(entries):
-    """``(kind, region, form, lead, named)`` for a landmark where no candidates need comparing
-    (see ``_walks``), else None: one delimiter, or literal delimiters only, each of
-    which matches the landmark itself. Those all match from the landmark to its end,
-    so the choice among them is known here: the order whole_pass breaks ties by (an
-    open before a close, then the region's rank), as at Qwen3's ``<think>``, which
-    opens the reasoning and ends a piece of the content. ``form``: None for a literal
-    delimiter, else its regex; ``lead``: its prefilter when a run of lead characters
-    may begin the match before the landmark (``\\s*<tool_call>``), else None; ``named``:
-    whether the form captures a group (a match of one that does not captures nothing)."""
-    if len(entries) != 1:
-        if all(entry[2].fixed is not None for entry in entries):
-            kind, region, _, _ = min(
-                entries, key=lambda entry: (0 if entry[0] == "open" else 1, entry[1].rank)
-            )
-            return kind, region, None, None, False
+def _single(entries, longer=None):
+    """``(kind, region, form, lead, named, literals, otherwise)`` for a landmark where
+    no candidates need comparing (see ``_walks``), else None:
+
+    * one delimiter: ``form`` None for a literal one, else its regex; ``lead`` its
+      prefilter when a run of lead characters may begin the match before the landmark
+      (``\\s*<tool_call>``), else None; ``named``, whether the form captures a group
+      (a match of one that does not captures nothing);
+    * literal delimiters, each of which matches the landmark itself: they all match it
+      end to end, so the winner is known here, by the order whole_pass breaks ties by
+      (an open before a close, then the region's rank), as at Qwen3's ``<think>``,
+      which opens the reasoning and ends a piece of the content;
+    * those, and one delimiter with a form and no lead whose literals at the landmark
+      (``literals``) are all longer than it: any match of the form is longer than the
+      literals', so it wins where it matches, and ``otherwise`` (the literals' winner,
+      ``(kind, region)``) where it does not. Gemma 4's ``<|tool_call>`` opens a call
+      where ``call:`` follows, and ends a piece of the content elsewhere.
+    """
+    fixed = [entry for entry in entries if entry[2].fixed is not None]
+    if len(entries) > 1 and fixed and (longer is None or not any(
+        longer[k] for k, entry in enumerate(entries) if entry[2].fixed is not None
+    )):
+        kind, region, _, _ = min(
+            fixed, key=lambda entry: (0 if entry[0] == "open" else 1, entry[1].rank)
+        )
+        if len(fixed) == len(entries):
+            return kind, region, None, None, False, None, None
+        if len(fixed) == len(entries) - 1:
+            k, entry = next((k, e) for k, e in enumerate(entries) if e[2].fixed is None)
+            regex = entry[2].later
+            pre = regex.prefilter
+            if longer is not None and longer[k] and not pre.lead and pre.lead_class is None:
+                return (entry[0], entry[1], regex, None, bool(regex.nfa.group_names),
+                        longer[k], (kind, region))
         return None
+    if len(entries) != 1 or longer is not None:
+        return None  # (a lone delimiter that needs its own literal there: best_at)
     kind, region, delimiter, _ = entries[0]
     if delimiter.fixed is not None:
-        return kind, region, None, None, False
+        return kind, region, None, None, False, None, None
     regex = delimiter.later
     pre = regex.prefilter
     if pre.lead:
         return None
     lead = None if pre.lead_class is None else pre
-    return kind, region, regex, lead, bool(regex.nfa.group_names)
+    return kind, region, regex, lead, bool(regex.nfa.group_names), None, None
 
 
 def anchor_literals(anchor):
@@ -3382,7 +3402,7 @@ def _walk_spot(landmark, found):
     if all(landmark in literals for _, literals in found):
         return entries, _single(entries), None
     longer = [None if landmark in literals else tuple(literals) for _, literals in found]
-    return entries, None, longer
+    return entries, _single(entries, longer), longer
 
 
 def _stream_spot(spot):
@@ -3847,8 +3867,12 @@ class WholePass:
                         break
                 entries, single, longer = spot
                 if single is not None:
-                    kind, region, form, lead, named = single
+                    kind, region, form, lead, named, literals, otherwise = single
                     if form is None:
+                        start, end, caught = at + base, found.end() + base, None
+                    elif literals is not None and not held.startswith(literals, at):
+                        # None of the form's literals here: the literals' winner.
+                        kind, region = otherwise
                         start, end, caught = at + base, found.end() + base, None
                     else:
                         # (best_at for one delimiter: its match begins at the landmark,
@@ -3868,13 +3892,20 @@ class WholePass:
                                 # the delimiter's scanner)
                                 done = False
                                 break
-                            continue
-                        self.missed = 0
-                        end = matched.end()
-                        examined += end - t
-                        reads -= end - t
-                        start, end = t + base, end + base
-                        caught = _form_captures(form, matched) if named and kind == "open" else None
+                            if otherwise is None:
+                                continue
+                            kind, region = otherwise
+                            start, end, caught = at + base, found.end() + base, None
+                        else:
+                            self.missed = 0
+                            end = matched.end()
+                            examined += end - t
+                            reads -= end - t
+                            start, end = t + base, end + base
+                            caught = (
+                                _form_captures(form, matched) if named and kind == "open"
+                                else None
+                            )
                 else:
                     self.pos = pos
                     self.formed = _WHOLE_READS * self.end - reads

@@ -323,8 +323,12 @@ class WholePass:
                         break
                 entries, single, longer = spot
                 if single is not None:
-                    kind, region, form, lead, named = single
+                    kind, region, form, lead, named, literals, otherwise = single
                     if form is None:
+                        start, end, caught = at + base, found.end() + base, None
+                    elif literals is not None and not held.startswith(literals, at):
+                        # None of the form's literals here: the literals' winner.
+                        kind, region = otherwise
                         start, end, caught = at + base, found.end() + base, None
                     else:
                         # (best_at for one delimiter: its match begins at the landmark,
@@ -344,13 +348,20 @@ class WholePass:
                                 # the delimiter's scanner)
                                 done = False
                                 break
-                            continue
-                        self.missed = 0
-                        end = matched.end()
-                        examined += end - t
-                        reads -= end - t
-                        start, end = t + base, end + base
-                        caught = _form_captures(form, matched) if named and kind == "open" else None
+                            if otherwise is None:
+                                continue
+                            kind, region = otherwise
+                            start, end, caught = at + base, found.end() + base, None
+                        else:
+                            self.missed = 0
+                            end = matched.end()
+                            examined += end - t
+                            reads -= end - t
+                            start, end = t + base, end + base
+                            caught = (
+                                _form_captures(form, matched) if named and kind == "open"
+                                else None
+                            )
                 else:
                     self.pos = pos
                     self.formed = _WHOLE_READS * self.end - reads

@@ -369,3 +369,33 @@ def test_literals_sharing_a_landmark_have_their_winner_in_the_table():
 def test_a_walk_through_shared_landmarks_answers_as_the_loop_and_the_reference(parts, prefix):
     text = "".join(parts)
     _agrees(SHARING, SHARING_LOOP, SHARED_REFERENCE, text, prefix)
+
+
+# A form whose literal at the landmark is longer than it, beside literals that are the
+# landmark: where the form matches, its match is the longer and wins; elsewhere the
+# literals' winner does, with no match tried where the form's literal is not there.
+# Gemma 4's "<|tool_call>" opens a call before "call:" and ends the content elsewhere.
+BESIDE = _spec("<think>", "</think>", r"<a>call:(?P<name>\w+)>", "</call>", ["<end>", "<a>"])
+BESIDES, BESIDE_LOOP = _walking(BESIDE, True), _walking(BESIDE, False)
+BESIDE_REFERENCE = load_response_template(BESIDE)
+BESIDE_PIECES = PIECES + ["<a>", "<a>call:f>", "<a>call:>", "<a>call", "x<a>y", "</call>"]
+
+
+def test_a_longer_form_beside_literals_has_its_fallback_in_the_table():
+    _, single, longer = BESIDES.TABLE.walks[None]["<a>"]
+    kind, region, form, lead, named, literals, otherwise = single
+    assert (kind, region.name, lead, named) == ("open", "tool_calls", None, True)
+    assert literals == ("<a>call:",) and otherwise[0] == "close"
+    # Where "call:" does not follow, no match is tried: none fails.
+    stream = BESIDES.ResponseStream(BESIDES.TABLE, "")
+    message = stream.parse_whole("x<a>y" * 50 + "<a>call:f>{}</call>")
+    assert stream.failures == stream.missed == 0 and stream.whole == {}
+    assert message == BESIDE_LOOP.parse_response("x<a>y" * 50 + "<a>call:f>{}</call>", prefix="")
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(BESIDE_PIECES), max_size=30),
+       prefix=st.sampled_from(["", "<|start|>assistant", "<|start|>assistant<think>"]))
+def test_a_walk_past_a_longer_form_answers_as_the_loop_and_the_reference(parts, prefix):
+    text = "".join(parts)
+    _agrees(BESIDES, BESIDE_LOOP, BESIDE_REFERENCE, text, prefix)
