@@ -3668,7 +3668,10 @@ def _single(entries, longer=None):
             k, entry = next((k, e) for k, e in enumerate(entries) if e[2].fixed is None)
             regex = entry[2].later
             pre = regex.prefilter
-            if longer is not None and longer[k] and not pre.lead and pre.lead_class is None:
+            if (
+                longer is not None and longer[k] and not pre.lead and pre.lead_class is None
+                and _reads_its_literal(regex)
+            ):
                 return (entry[0], entry[1], regex, None, bool(regex.nfa.group_names),
                         longer[k], (kind, region))
         return None
@@ -3683,6 +3686,14 @@ def _single(entries, longer=None):
         return None
     lead = None if pre.lead_class is None else pre
     return kind, region, regex, lead, bool(regex.nfa.group_names), None, None
+
+
+def _reads_its_literal(regex):
+    """Whether every match of ``regex`` reads the literal it begins with: its stdlib form
+    has no lookaround, through which a literal may stand ahead of a shorter match (the
+    forms write every character as a class, so ``(?`` is only ever syntax)."""
+    source = regex.captures.pattern
+    return not any(look in source for look in ("(?=", "(?!", "(?<=", "(?<!"))
 
 
 def anchor_literals(anchor):

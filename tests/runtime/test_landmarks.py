@@ -399,3 +399,21 @@ def test_a_longer_form_beside_literals_has_its_fallback_in_the_table():
 def test_a_walk_past_a_longer_form_answers_as_the_loop_and_the_reference(parts, prefix):
     text = "".join(parts)
     _agrees(BESIDES, BESIDE_LOOP, BESIDE_REFERENCE, text, prefix)
+
+
+def test_a_form_that_may_stop_before_its_literal_is_compared_at_the_landmark():
+    # An open "(?=<a>call:)" matches nothing, before its literal: the content's literal
+    # close "<a>" is the longer match there and wins, as in the reference; the table
+    # does not take the form for the winner.
+    spec = _spec("<think>", "</think>", r"<call (?P<name>\w+)>", "</call>", ["<end>", "<a>"])
+    spec["fields"]["reasoning_content"] = {
+        "open_pattern": r"(?=<a>call:)", "close": "</think>", "content": "text",
+    }
+    walks, loop = _walking(spec, True), _walking(spec, False)
+    reference = load_response_template(spec)
+    entries, single, _ = walks.TABLE.walks[None]["<a>"]
+    assert len(entries) == 2 and single is None
+    for text in ("x<a>call:y", "a<a>b<a>call:z</think>q", "<a>call:</think><a>"):
+        message = walks.parse_response(text, prefix="")
+        assert message == loop.parse_response(text, prefix="")
+        assert message == reference_parse(text, reference, prefix="")
