@@ -235,8 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     print(head)
     measure = counted if args.opcodes else timed
     for mode, best in compare(parsers, args.style, size, modes, args.rounds, measure):
-        a_, b_ = best[0] * scale, best[1] * scale
-        line = f"{mode:8s} {a_:8.1f} {b_:8.1f} {best[1] / best[0]:14.3f}"
+        line = f"{mode:8s} {best[0] * scale:8.1f} {best[1] * scale:8.1f} {best[1] / best[0]:14.3f}"
         if args.since:
             then, now = best[0] / best[2], best[1] / best[3]
             line += f" {best[2] * scale:9.1f} {best[3] * scale:8.1f} {now / then:21.3f}"
