@@ -4158,7 +4158,8 @@ class WholePass:
                     self.opened = True
                     self.tail.append(rest)
             self.pos = self.end
-        self.close_current(None, True)
+        if self.opened:  # (a region with no text gives nothing, and the pass is over)
+            self.close_current(None, True)
 
     def without_cut_open(self, text):
         """``text``, the end of the output in the open mode, without the beginning of an
