@@ -25,10 +25,11 @@ minimum time per stream over the rounds (``new/old``, or ``robust/strict``).
     python -m bench.ab --since 0ceb12b --style qwen3 --size 1K
 
 ``--opcodes`` counts the Python bytecode instructions each parser runs instead of
-timing it: the same figure on every run, so a change of a percent shows on a machine
-whose timings move by ten. sre's searches and ``json.loads`` run in C and are not
-counted: a count ratio overstates a time ratio where C work is a large share, and
-the reference's count leaves out its regex work.
+timing it: the same figure on every run to a few instructions in ten thousand (what a
+parser keeps across rounds, such as the order a prefilter tries its literals in), so a
+change of a percent shows on a machine whose timings move by ten. sre's searches and
+``json.loads`` run in C and are not counted: a count ratio overstates a time ratio where
+C work is a large share, and the reference's count leaves out its regex work.
 
     python -m bench.ab --base HEAD~1 --style qwen3 --size 8K --modes parse,feed64 --opcodes
 """
@@ -183,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument(
         "--opcodes", action="store_true",
-        help="count Python bytecode instructions instead of timing: the same figure on "
-             "every run (C work, sre and json, is not counted)",
+        help="count Python bytecode instructions instead of timing: nearly the same figure "
+             "on every run (C work, sre and json, is not counted)",
     )
     args = parser.parse_args(argv)
     size, modes = _size(args.size), args.modes.split(",")
