@@ -46,7 +46,7 @@ import types
 from pathlib import Path
 
 from . import outputs
-from .engines import remembered
+from .engines import Reference, remembered
 from .run import chunked
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,17 +80,15 @@ def forget(module: types.ModuleType) -> None:
 
 
 class ReferenceModule:
-    """transformers' parser for one template, with a generated module's two entry points."""
+    """transformers' parser for one template (bench.engines.Reference), with a generated
+    module's two entry points."""
 
     def __init__(self, template: dict) -> None:
-        from transformers.utils.chat_parsing import ResponseParser, parse_response
-        from transformers.utils.chat_parsing.response_templates import load_response_template
-
-        loaded = load_response_template(template)
-        self.parse_response = lambda text, prefix=None, tools=None: parse_response(
-            text, loaded, prefix=prefix, tools=tools)
-        self.ResponseParser = lambda prefix=None, tools=None: ResponseParser(
-            loaded, prefix, tools=tools)
+        reference = Reference(template)
+        self.parse_response = lambda text, prefix=None, tools=None: reference.parse(
+            text, prefix, tools)
+        self.ResponseParser = lambda prefix=None, tools=None: reference.stream_parser(
+            prefix, tools)
 
 
 def _runs(mode: str, outs: list) -> tuple[int, list]:
