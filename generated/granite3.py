@@ -710,6 +710,12 @@ def char_class_source(ranges) -> str:
         parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
     return "[" + "".join(parts) + "]"
 
+
+# How a stdlib form lets an astral character into a run whose class is written as its
+# BMP part (automata/capture.py, run_source): any one of them, checked against the rest
+# of the class by a lookbehind of that one character.
+ASTRAL_TURN = "[\\U00010000-\\U0010ffff](?<="
+
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.scanner [scanner]
 # ------------------------------------------------------------------------------
@@ -3362,7 +3368,9 @@ def _reads_its_literal(regex):
     """Whether every match of ``regex`` reads the literal it begins with: its stdlib form
     has no lookaround, through which a literal may stand ahead of a shorter match (the
     forms write every character as a class, so ``(?`` is only ever syntax)."""
-    source = regex.captures.pattern
+    # (The lookbehind that lets an astral character into a run reads that character
+    # only: see ASTRAL_TURN.)
+    source = regex.captures.pattern.replace(ASTRAL_TURN, "")
     return not any(look in source for look in ("(?=", "(?!", "(?<=", "(?<!"))
 
 

@@ -27,11 +27,50 @@ import re
 
 from ..dialect import ast
 from ..dialect.charsets import CharSet
-from ..runtime.prefilter import char_class_source
+from ..runtime.prefilter import ASTRAL_TURN, char_class_source
 from .linearity import backtracking_facts
 
 # re reads \NNN of three octal digits as a character, not group NNN.
 _MAX_BACKREFERENCE = 99
+
+# A class with more ranges past U+FFFF than this has its runs written in two parts (see
+# run_source). \w has about 350 of them, \d about 40.
+_ASTRAL_RANGES = 8
+_BMP = CharSet(((0, 0xFFFF),))
+
+
+def run_source(chars: CharSet, least: int) -> str:
+    """The stdlib source of ``[chars]{least,}``, greedy: the same runs, tried longest
+    first.
+
+    sre looks a character up in a bitmap for the class's BMP part, but goes through its
+    ranges past U+FFFF one by one. A run ends at a character outside the class, most
+    often an ASCII one, which is then compared with every such range: about 0.4 us for
+    the ``\\w`` of a tool's name, more than the rest of its match. A class with many of
+    them is written as its BMP part, and an astral character (one range) checked
+    against the rest by a lookbehind of that one character: ``A*(?:BA*)*``. A and B
+    exclude each other, so a run splits one way only, and gives characters back in the
+    same order as the plain run does.
+    """
+    split = _astral_split(chars)
+    if split is None:
+        return char_class_source(chars.ranges) + ("*" if not least else f"{{{least},}}")
+    a, b = split
+    rest = f"{a}*(?:{b}{a}*)*"
+    if not least:
+        return rest
+    one = f"(?:{a}|{b})"
+    return (one if least == 1 else f"{one}{{{least}}}") + rest
+
+
+def _astral_split(chars: CharSet) -> tuple[str, str] | None:
+    """For run_source: the class's BMP part, and what reads one character of the rest;
+    None when the plain class does (few ranges past U+FFFF, or nothing below)."""
+    astral = chars.difference(_BMP)
+    bmp = chars.intersection(_BMP)
+    if len(astral.ranges) <= _ASTRAL_RANGES or not bmp:
+        return None
+    return char_class_source(bmp.ranges), f"{ASTRAL_TURN}{char_class_source(astral.ranges)})"
 
 
 def capture_pattern(pattern: ast.Pattern, literals: list[str] | None = None) -> dict | None:
@@ -396,8 +435,13 @@ class _Emitter:
                 # run between this loop and the next.
                 self.atomic.add(id(node))
                 self.groups += 1
-                run = char_class_source(node.item.chars.ranges) + f"{{{node.min},}}"
+                run = run_source(node.item.chars, node.min)
                 return f"(?=({run}))\\{self.groups}", frozenset()
+            if (
+                node.greedy and node.max is None and isinstance(node.item, ast.Chars)
+                and _astral_split(node.item.chars) is not None
+            ):
+                return f"(?:{run_source(node.item.chars, node.min)})", frozenset()
             inner_source, _ = self.emit(node.item, in_loop=True, after=None)
             upper = "" if node.max is None else str(node.max)
             lazy = "" if node.greedy else "?"
@@ -466,14 +510,14 @@ class _Emitter:
         head = ""
         if least:
             head = char_class_source(chars.ranges) + (f"{{{least}}}" if least > 1 else "")
-        run_class = char_class_source(skip.ranges)
+        run = run_source(skip, 0)
         self.groups += 1
-        source = f"(?=({run_class}*))\\{self.groups}"
+        source = f"(?=({run}))\\{self.groups}"
         if stop:
             # With no stop character in the loop's set, only the end of the first run
             # can be a stop; otherwise each stop character starts one more lazy turn.
             self.groups += 1
-            turn = f"{char_class_source(stop.ranges)}(?=({run_class}*))\\{self.groups}"
+            turn = f"{char_class_source(stop.ranges)}(?=({run}))\\{self.groups}"
             source += f"(?:{turn})*?"
         return f"(?:{head}{source})"
 

@@ -232,4 +232,10 @@ def char_class_source(ranges) -> str:
     for lo, hi in ranges:
         parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
     return "[" + "".join(parts) + "]"
+
+
+# How a stdlib form lets an astral character into a run whose class is written as its
+# BMP part (automata/capture.py, run_source): any one of them, checked against the rest
+# of the class by a lookbehind of that one character.
+ASTRAL_TURN = "[\\U00010000-\\U0010ffff](?<="
 ###}

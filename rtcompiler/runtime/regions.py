@@ -10,7 +10,7 @@ glossary). :func:`truncate_at_last_anchor` cuts the prompt prefix.
 
 from __future__ import annotations
 
-from .prefilter import _beginnings
+from .prefilter import ASTRAL_TURN, _beginnings
 
 # isort: split
 
@@ -536,7 +536,9 @@ def _reads_its_literal(regex):
     """Whether every match of ``regex`` reads the literal it begins with: its stdlib form
     has no lookaround, through which a literal may stand ahead of a shorter match (the
     forms write every character as a class, so ``(?`` is only ever syntax)."""
-    source = regex.captures.pattern
+    # (The lookbehind that lets an astral character into a run reads that character
+    # only: see ASTRAL_TURN.)
+    source = regex.captures.pattern.replace(ASTRAL_TURN, "")
     return not any(look in source for look in ("(?=", "(?!", "(?<=", "(?<!"))
 
 

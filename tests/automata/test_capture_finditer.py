@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from rtcompiler.automata import compile_regex, compile_tag_pattern
 from rtcompiler.dialect import PatternError
 from rtcompiler.dialect.charsets import CharSet
-from rtcompiler.runtime.prefilter import char_class_source
+from rtcompiler.runtime.prefilter import ASTRAL_TURN, char_class_source
 
 from ..sweeps import examples
 from .strategies import (
@@ -395,3 +395,53 @@ def test_a_lookahead_of_strings_gets_a_stdlib_form_when_nothing_is_captured() ->
     # (A loop right before a lookahead's loop over the same characters: no form.)
     assert compile_regex(r"\s*\}\s*(?=\s*;)").capture_source is None
     assert "runs" not in compile_regex(r"\{[^}]*\}").capture_source
+
+
+# Word characters past U+FFFF (mathematical italic x, Deseret), digits there (double-struck
+# zero), and astral characters in no class (an emoji); with ASCII and BMP ones.
+_ASTRAL_TEXT = st.text(
+    alphabet=st.sampled_from(["a", "_", "1", ".", " ", "<", "é", "\u212a", "\U0001d465",
+                              "\U00010400", "\U0001d7d8", "\U0001f642", "x", "b"]),
+    max_size=24,
+)
+ASTRAL_RUNS = [
+    r"to=f\.(?P<name>[\w.]+)<",  # a Harmony header's name
+    r"(?P<name>\w+)",
+    r"(?P<n>\d*)x",
+    r"(?P<a>\w{2,})(?P<b>\w)b",  # the run gives characters back, last first
+    r"(?P<a>\w*)(?P<b>\w*)",
+    r"a(?P<v>\w*?)b",  # a lazy loop's run of characters that cannot stop it
+    r"(?P<v>\w+)-(?P<w>\d+)",
+]
+
+
+@pytest.mark.parametrize("pattern", ASTRAL_RUNS)
+def test_runs_of_classes_with_many_astral_ranges_keep_regex_answers(pattern: str) -> None:
+    assert ASTRAL_TURN in _source(pattern), pattern
+
+    @settings(max_examples=examples(150, 400), deadline=None)
+    @given(text=_ASTRAL_TEXT)
+    def agrees(text: str) -> None:
+        assert_same_captures(pattern, text)
+
+    agrees()
+
+
+def test_a_bmp_character_that_ends_a_run_is_not_compared_with_astral_ranges() -> None:
+    # sre goes through a class's ranges past U+FFFF one by one: the run's end, most often
+    # an ASCII character, would meet every one of \w's (about 0.4 us a match). Outside
+    # the turn an astral character takes, the form holds no such range.
+    source = _source(r"to=f\.(?P<name>[\w.]+)<")
+    turns = re.escape(ASTRAL_TURN) + r"\[[^\]]*\]\)"
+    assert len(re.findall(turns, source)) == 2  # the first character, then the rest
+    assert not re.search(r"\\U000[1-9a-f]|\\U0010", re.sub(turns, "", source))
+    # The head of a lazy tail (a Harmony header with its ".*?<|message|>") too.
+    head = compile_regex(r"to=f\.(?P<name>[\w.]+).*?<m>").lazy_tail[0]
+    assert ASTRAL_TURN in head.pattern
+    expected = regex.compile(r"to=f\.(?P<name>[\w.]+)")
+    for name in ("get_weather", "x\U0001d465.y", "\U00010400", "a\U0001f642", "\U0001d7d8_1"):
+        text = f"to=f.{name} <m>"
+        want, got = expected.match(text), head.match(text)
+        assert got.span() == want.span() and got["name"] == want["name"], name
+    # A class with few such ranges stays one class.
+    assert ASTRAL_TURN not in _source(r"(?P<v>[a-z\U0001d465]+)x")
