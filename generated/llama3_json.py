@@ -461,9 +461,13 @@ class Match:
 
     def captured(self) -> dict[str, str]:
         """The groups that took part: what a region's ``{name}`` placeholders read."""
-        if self._groups is None and self._resolve is None:
-            return {}  # a literal's match, or a pattern without groups
-        return {k: v for k, v in self.groupdict().items() if v is not None}
+        groups = self._groups
+        if groups is None:
+            if self._resolve is None:
+                return {}  # a literal's match, or a pattern without groups
+            groups = self._groups = self._resolve()
+            self._resolve = None
+        return {k: v for k, v in groups.items() if v is not None}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Match):
@@ -1115,8 +1119,15 @@ class CompiledRegex:
         self.lazy_tail = None
         if lazy_tail is not None:
             head = lazy_tail["head"]
+            names = head["names"]
+            # (None: the head's groups are the pattern's names, one each, so a match's
+            # groupdict is what _form_groups would give.)
+            if program.group_names and set(names) == set(program.group_names) and all(
+                aliases == [name] for name, aliases in names.items()
+            ):
+                names = None
             self.lazy_tail = (
-                _re.compile(head["source"], _re.DOTALL), head["names"],
+                _re.compile(head["source"], _re.DOTALL), names,
                 lazy_tail["literal"], lazy_tail["excluded"],
             )
         # For an alternation with no such form whose alternatives each have one, or are
@@ -2800,6 +2811,8 @@ def tool_coercer(tools: "Iterable[Any] | None") -> "Callable[[Any], Any] | None"
 
     ``None`` when no tool declares anything (the reference then skips typing).
     """
+    if tools is None:
+        return None
     params = tool_parameters(tools)
     if not params:
         return None
@@ -4214,7 +4227,10 @@ class WholePass:
         end = at + len(literal)
         self.examined += end - hit
         self.formed += end - hit
-        m = Match(hit + base, end + base, False, _form_groups(regex, found, aliases))
+        m = Match(
+            hit + base, end + base, False,
+            found.groupdict() if aliases is None else _form_groups(regex, found, aliases),
+        )
         self.whole[key] = (pos, m)
         return m
 
@@ -6236,13 +6252,15 @@ class ResponseStream(
                 )
         # Empty values (None, "", [], {}) are dropped in place, keeping the order of
         # the rest, unless the template gives them as defaults.
-        defaults = table.defaults
-        for key in [
-            k for k, v in output.items() if k not in defaults and (
-                v is None or isinstance(v, (list, dict, str)) and not v
-            )
-        ]:
-            del output[key]
+        # (Most messages have none: every value is true, told at C speed.)
+        if not all(output.values()):
+            defaults = table.defaults
+            for key in [
+                k for k, v in output.items() if k not in defaults and (
+                    v is None or isinstance(v, (list, dict, str)) and not v
+                )
+            ]:
+                del output[key]
         self.finalized = True
         self.danger = None
         return self.output

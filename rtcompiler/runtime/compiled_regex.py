@@ -193,8 +193,15 @@ class CompiledRegex:
         self.lazy_tail = None
         if lazy_tail is not None:
             head = lazy_tail["head"]
+            names = head["names"]
+            # (None: the head's groups are the pattern's names, one each, so a match's
+            # groupdict is what _form_groups would give.)
+            if program.group_names and set(names) == set(program.group_names) and all(
+                aliases == [name] for name, aliases in names.items()
+            ):
+                names = None
             self.lazy_tail = (
-                _re.compile(head["source"], _re.DOTALL), head["names"],
+                _re.compile(head["source"], _re.DOTALL), names,
                 lazy_tail["literal"], lazy_tail["excluded"],
             )
         # For an alternation with no such form whose alternatives each have one, or are

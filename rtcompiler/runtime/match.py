@@ -34,9 +34,13 @@ class Match:
 
     def captured(self) -> dict[str, str]:
         """The groups that took part: what a region's ``{name}`` placeholders read."""
-        if self._groups is None and self._resolve is None:
-            return {}  # a literal's match, or a pattern without groups
-        return {k: v for k, v in self.groupdict().items() if v is not None}
+        groups = self._groups
+        if groups is None:
+            if self._resolve is None:
+                return {}  # a literal's match, or a pattern without groups
+            groups = self._groups = self._resolve()
+            self._resolve = None
+        return {k: v for k, v in groups.items() if v is not None}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Match):

@@ -473,13 +473,15 @@ class ResponseStream(
                 )
         # Empty values (None, "", [], {}) are dropped in place, keeping the order of
         # the rest, unless the template gives them as defaults.
-        defaults = table.defaults
-        for key in [
-            k for k, v in output.items() if k not in defaults and (
-                v is None or isinstance(v, (list, dict, str)) and not v
-            )
-        ]:
-            del output[key]
+        # (Most messages have none: every value is true, told at C speed.)
+        if not all(output.values()):
+            defaults = table.defaults
+            for key in [
+                k for k, v in output.items() if k not in defaults and (
+                    v is None or isinstance(v, (list, dict, str)) and not v
+                )
+            ]:
+                del output[key]
         self.finalized = True
         self.danger = None
         return self.output

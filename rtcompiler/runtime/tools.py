@@ -203,6 +203,8 @@ def tool_coercer(tools: "Iterable[Any] | None") -> "Callable[[Any], Any] | None"
 
     ``None`` when no tool declares anything (the reference then skips typing).
     """
+    if tools is None:
+        return None
     params = tool_parameters(tools)
     if not params:
         return None

@@ -660,7 +660,10 @@ class WholePass:
         end = at + len(literal)
         self.examined += end - hit
         self.formed += end - hit
-        m = Match(hit + base, end + base, False, _form_groups(regex, found, aliases))
+        m = Match(
+            hit + base, end + base, False,
+            found.groupdict() if aliases is None else _form_groups(regex, found, aliases),
+        )
         self.whole[key] = (pos, m)
         return m
 
