@@ -6332,9 +6332,13 @@ class ResponseStream(
 
     def held(self):
         """``(the text kept, in one piece; the absolute position it starts at)``."""
-        if len(self.pieces) > 1:
-            self.pieces = ["".join(self.pieces)]
-        return (self.pieces[0] if self.pieces else ""), self.base
+        pieces = self.pieces
+        if len(pieces) == 1:
+            return pieces[0], self.base
+        if not pieces:
+            return "", self.base
+        self.pieces = pieces = ["".join(pieces)]
+        return pieces[0], self.base
 
     @property
     def steps(self):
