@@ -3554,12 +3554,15 @@ class JsonStrings:
     inside a string from after its opening quote up to its closing quote.
     """
 
-    __slots__ = ("at", "inside", "odd")
+    __slots__ = ("at", "inside", "odd", "start")
 
     def __init__(self, start) -> None:
         self.at = start
         self.inside = False
         self.odd = False
+        # Where reading began, while a stream's walk may still decode the body instead
+        # of reading it (see StreamWalk.walk_step); -1 once it has tried.
+        self.start = start
 
     def advance(self, held, base, stop):
         """Read the body from ``at`` to ``stop`` (``held`` starts at ``base``); returns
@@ -5060,7 +5063,9 @@ class StreamWalk:
         if spots is None or self.formed > _WHOLE_READS * self.end:
             return None
         probe = None
-        if self.current in table.string_modes:
+        strung = self.current in table.string_modes
+        if strung:
+            decode = decoded = None
             # A close that counts only outside the body's strings (see
             # scan_outside_strings): they are read up to pos, then, on a copy (the
             # region ends at the commit), up to each landmark. One in a string is region
@@ -5068,10 +5073,16 @@ class StreamWalk:
             strings = self.strings
             if strings is None:
                 return None
-            if strings.at < self.pos:
-                self.strings_read()
-            probe = JsonStrings(strings.at)
-            probe.inside, probe.odd = strings.inside, strings.odd
+            if strings.start == strings.at:
+                # Nothing read yet: a body that decodes as JSON up to the first landmark
+                # ends outside every string there, as the whole-text walk finds, and its
+                # content is the close's (see process). Tried once a region: linear.
+                decode = table.by_name[self.current].decode
+            if decode is None:
+                if strings.at < self.pos:
+                    self.strings_read()
+                probe = JsonStrings(strings.at)
+                probe.inside, probe.odd = strings.inside, strings.odd
         held, base = self.held()
         lo = self.pos - base
         n = len(held)
@@ -5081,8 +5092,23 @@ class StreamWalk:
         while found is not None:
             plan = spots.get(found.group(), _SLOW)
             if plan is not _SLOW:
-                if probe is None:
+                if not strung:
                     break
+                if decode is not None:
+                    strings.start = -1
+                    body = "".join(self.body) + "".join(self.tail) + held[lo : found.start()]
+                    self.examined += len(body)
+                    decode_ = decode
+                    decode = None
+                    try:
+                        decoded = (found.start() + base, (decode_(body),))
+                    except (ValueError, RecursionError):
+                        if strings.at < self.pos:
+                            self.strings_read()
+                        probe = JsonStrings(strings.at)
+                        probe.inside, probe.odd = strings.inside, strings.odd
+                    else:
+                        break
                 self.examined += probe.advance(held, base, found.start() + base)
                 if not probe.inside:
                     break
@@ -5102,7 +5128,7 @@ class StreamWalk:
                     if any(s.startswith(rest) for s in literals):
                         # One may still be written: where the unsent text begins, the
                         # entry pends there when its beginnings say so.
-                        if at == lo and probe is None:
+                        if at == lo and not strung:
                             return self.held_here(regex, entry, held, at, at, n)
                         return None
                 continue  # none of its literals here: no match of it begins here
@@ -5118,7 +5144,7 @@ class StreamWalk:
                 )
                 if m is None or m.end() >= n:
                     self.formed += n - start
-                    if m is None and start == lo and probe is None:
+                    if m is None and start == lo and not strung:
                         return self.held_here(regex, entry, held, at, start, n)
                     return None  # (it may pend, or grow)
                 end = m.end()
@@ -5135,8 +5161,10 @@ class StreamWalk:
         if best is None:
             return None
         kind, region, regex, m, start, end = best
-        if probe is not None and (kind != "close" or region.name != self.current or start != at):
-            return None  # (scan_outside_strings decides any other commit)
+        if strung:
+            if kind != "close" or region.name != self.current or start != at:
+                return None  # (scan_outside_strings decides any other commit)
+            self.decoded = decoded
         if m is None:
             return kind, region, Match(start + base, end + base, False)
         return kind, region, _form_match(regex, m, base)
@@ -5373,8 +5401,9 @@ class RegionValues:
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
 
-    def close_current(self, events, eos=False):
-        """Leave the open region, giving its value; ``eos``: the output ended in it."""
+    def close_current(self, events, eos=False, decoded=None):
+        """Leave the open region, giving its value; ``eos``: the output ended in it;
+        ``decoded``: ``(content,)``, its body already decoded (see close_with)."""
         if self.current is None or not self.opened:
             self.reset()
             return
@@ -5406,7 +5435,7 @@ class RegionValues:
             self.reset()
             return
         try:
-            self.close_with("".join(self.body), events, eos)
+            self.close_with("".join(self.body), events, eos, decoded)
         except BaseException:
             # The region's parser (or its join, its tool typing) refused its text. As
             # in the reference, the region stays open with that text, once, and the
@@ -5904,6 +5933,9 @@ _WALK_HELD = 8
 # longer than one of the longest headers (Harmony's, about 80 characters) that a piece of
 # 64 cuts, and the rest of the header arrives with the next.
 _WALK_BEFORE = 128
+# In a string-tracking region, the unsent text beyond which a feed holding a whole
+# literal is not named, so that its strings need not be read first (see feed).
+_STRINGS_KEYED = 32
 
 
 class ResponseStream(
@@ -5918,7 +5950,7 @@ class ResponseStream(
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "missed", "current", "danger", "dirty",
-        "initial_events", "formed", "strings", "resume_to", "resumed",
+        "initial_events", "formed", "strings", "resume_to", "resumed", "decoded",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
@@ -5976,6 +6008,9 @@ class ResponseStream(
         # walk (see walk_step), went through.
         self.formed = 0
         self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
+        # What the walk's decode of a string-tracking region's body gave for the close it
+        # commits, ``(where the body ends, (content,))``: see walk_step and process.
+        self.decoded = None
         # The yield extension (docs/extensions.md): the yielding region to go back to when
         # the open region closes, and whether the open region is such a region's next piece.
         self.resume_to = None
@@ -6185,9 +6220,13 @@ class ResponseStream(
             # region whose close counts outside strings, what a feed does depends on
             # the strings before it too: a state is named there when they are read up
             # to where the unsent text begins, and its name says whether that is
-            # inside a string (see described).
+            # inside a string (see described). Not for a longer piece that holds a
+            # whole literal: such pieces seldom come again, and the walk may tell
+            # without reading the strings (see walk_step).
             keyed = len(unsent) <= _TRANSITION_HELD and (
-                self.strings is None or self.strings_read().at == pos
+                self.strings is None or self.strings.at == pos
+                or (len(unsent) <= _STRINGS_KEYED or found.end() == len(unsent))
+                and self.strings_read().at == pos
             )
             if pos == end or node is None or node[1] != end:
                 node = None
@@ -6437,7 +6476,14 @@ class ResponseStream(
                         else:
                             # The yielding region's close, in a region opened in it: both close.
                             self.close_current(events)
-                    self.close_current(events)
+                    if strung and self.decoded is not None:
+                        # The body the walk decoded, when it ends where this close begins.
+                        decoded, self.decoded = self.decoded, None
+                        self.close_current(
+                            events, False, decoded[1] if decoded[0] == m.start else None
+                        )
+                    else:
+                        self.close_current(events)
                     if not had_content and m.start == m.end:
                         break  # a zero-width close of an empty region would fire forever
                 quick = self.danger

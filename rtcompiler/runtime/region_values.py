@@ -64,8 +64,9 @@ class RegionValues:
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
 
-    def close_current(self, events, eos=False):
-        """Leave the open region, giving its value; ``eos``: the output ended in it."""
+    def close_current(self, events, eos=False, decoded=None):
+        """Leave the open region, giving its value; ``eos``: the output ended in it;
+        ``decoded``: ``(content,)``, its body already decoded (see close_with)."""
         if self.current is None or not self.opened:
             self.reset()
             return
@@ -97,7 +98,7 @@ class RegionValues:
             self.reset()
             return
         try:
-            self.close_with("".join(self.body), events, eos)
+            self.close_with("".join(self.body), events, eos, decoded)
         except BaseException:
             # The region's parser (or its join, its tool typing) refused its text. As
             # in the reference, the region stays open with that text, once, and the

@@ -71,6 +71,9 @@ _WALK_HELD = 8
 # longer than one of the longest headers (Harmony's, about 80 characters) that a piece of
 # 64 cuts, and the rest of the header arrives with the next.
 _WALK_BEFORE = 128
+# In a string-tracking region, the unsent text beyond which a feed holding a whole
+# literal is not named, so that its strings need not be read first (see feed).
+_STRINGS_KEYED = 32
 
 
 class ResponseStream(
@@ -85,7 +88,7 @@ class ResponseStream(
         "examined", "rescans", "retired_steps", "retired_searched", "output", "captures",
         "body", "tail", "opened", "finalized", "scanners", "fixed_seen", "held_by", "known",
         "node", "whole", "marks", "marks_from", "failures", "missed", "current", "danger", "dirty",
-        "initial_events", "formed", "strings", "resume_to", "resumed",
+        "initial_events", "formed", "strings", "resume_to", "resumed", "decoded",
     )
 
     def __init__(self, table, prefix, coerce=None) -> None:
@@ -143,6 +146,9 @@ class ResponseStream(
         # walk (see walk_step), went through.
         self.formed = 0
         self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
+        # What the walk's decode of a string-tracking region's body gave for the close it
+        # commits, ``(where the body ends, (content,))``: see walk_step and process.
+        self.decoded = None
         # The yield extension (docs/extensions.md): the yielding region to go back to when
         # the open region closes, and whether the open region is such a region's next piece.
         self.resume_to = None
@@ -352,9 +358,13 @@ class ResponseStream(
             # region whose close counts outside strings, what a feed does depends on
             # the strings before it too: a state is named there when they are read up
             # to where the unsent text begins, and its name says whether that is
-            # inside a string (see described).
+            # inside a string (see described). Not for a longer piece that holds a
+            # whole literal: such pieces seldom come again, and the walk may tell
+            # without reading the strings (see walk_step).
             keyed = len(unsent) <= _TRANSITION_HELD and (
-                self.strings is None or self.strings_read().at == pos
+                self.strings is None or self.strings.at == pos
+                or (len(unsent) <= _STRINGS_KEYED or found.end() == len(unsent))
+                and self.strings_read().at == pos
             )
             if pos == end or node is None or node[1] != end:
                 node = None
@@ -604,7 +614,14 @@ class ResponseStream(
                         else:
                             # The yielding region's close, in a region opened in it: both close.
                             self.close_current(events)
-                    self.close_current(events)
+                    if strung and self.decoded is not None:
+                        # The body the walk decoded, when it ends where this close begins.
+                        decoded, self.decoded = self.decoded, None
+                        self.close_current(
+                            events, False, decoded[1] if decoded[0] == m.start else None
+                        )
+                    else:
+                        self.close_current(events)
                     if not had_content and m.start == m.end:
                         break  # a zero-width close of an empty region would fire forever
                 quick = self.danger

@@ -51,7 +51,9 @@ class StreamWalk:
         if spots is None or self.formed > _WHOLE_READS * self.end:
             return None
         probe = None
-        if self.current in table.string_modes:
+        strung = self.current in table.string_modes
+        if strung:
+            decode = decoded = None
             # A close that counts only outside the body's strings (see
             # scan_outside_strings): they are read up to pos, then, on a copy (the
             # region ends at the commit), up to each landmark. One in a string is region
@@ -59,10 +61,16 @@ class StreamWalk:
             strings = self.strings
             if strings is None:
                 return None
-            if strings.at < self.pos:
-                self.strings_read()
-            probe = JsonStrings(strings.at)
-            probe.inside, probe.odd = strings.inside, strings.odd
+            if strings.start == strings.at:
+                # Nothing read yet: a body that decodes as JSON up to the first landmark
+                # ends outside every string there, as the whole-text walk finds, and its
+                # content is the close's (see process). Tried once a region: linear.
+                decode = table.by_name[self.current].decode
+            if decode is None:
+                if strings.at < self.pos:
+                    self.strings_read()
+                probe = JsonStrings(strings.at)
+                probe.inside, probe.odd = strings.inside, strings.odd
         held, base = self.held()
         lo = self.pos - base
         n = len(held)
@@ -72,8 +80,23 @@ class StreamWalk:
         while found is not None:
             plan = spots.get(found.group(), _SLOW)
             if plan is not _SLOW:
-                if probe is None:
+                if not strung:
                     break
+                if decode is not None:
+                    strings.start = -1
+                    body = "".join(self.body) + "".join(self.tail) + held[lo : found.start()]
+                    self.examined += len(body)
+                    decode_ = decode
+                    decode = None
+                    try:
+                        decoded = (found.start() + base, (decode_(body),))
+                    except (ValueError, RecursionError):
+                        if strings.at < self.pos:
+                            self.strings_read()
+                        probe = JsonStrings(strings.at)
+                        probe.inside, probe.odd = strings.inside, strings.odd
+                    else:
+                        break
                 self.examined += probe.advance(held, base, found.start() + base)
                 if not probe.inside:
                     break
@@ -93,7 +116,7 @@ class StreamWalk:
                     if any(s.startswith(rest) for s in literals):
                         # One may still be written: where the unsent text begins, the
                         # entry pends there when its beginnings say so.
-                        if at == lo and probe is None:
+                        if at == lo and not strung:
                             return self.held_here(regex, entry, held, at, at, n)
                         return None
                 continue  # none of its literals here: no match of it begins here
@@ -109,7 +132,7 @@ class StreamWalk:
                 )
                 if m is None or m.end() >= n:
                     self.formed += n - start
-                    if m is None and start == lo and probe is None:
+                    if m is None and start == lo and not strung:
                         return self.held_here(regex, entry, held, at, start, n)
                     return None  # (it may pend, or grow)
                 end = m.end()
@@ -126,8 +149,10 @@ class StreamWalk:
         if best is None:
             return None
         kind, region, regex, m, start, end = best
-        if probe is not None and (kind != "close" or region.name != self.current or start != at):
-            return None  # (scan_outside_strings decides any other commit)
+        if strung:
+            if kind != "close" or region.name != self.current or start != at:
+                return None  # (scan_outside_strings decides any other commit)
+            self.decoded = decoded
         if m is None:
             return kind, region, Match(start + base, end + base, False)
         return kind, region, _form_match(regex, m, base)

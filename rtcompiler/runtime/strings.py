@@ -29,12 +29,15 @@ class JsonStrings:
     inside a string from after its opening quote up to its closing quote.
     """
 
-    __slots__ = ("at", "inside", "odd")
+    __slots__ = ("at", "inside", "odd", "start")
 
     def __init__(self, start) -> None:
         self.at = start
         self.inside = False
         self.odd = False
+        # Where reading began, while a stream's walk may still decode the body instead
+        # of reading it (see StreamWalk.walk_step); -1 once it has tried.
+        self.start = start
 
     def advance(self, held, base, stop):
         """Read the body from ``at`` to ``stop`` (``held`` starts at ``base``); returns

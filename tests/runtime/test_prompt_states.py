@@ -177,6 +177,6 @@ def test_every_attribute_of_a_stream_is_kept_or_known_to_need_no_keeping():
     # Each stream's own, or None / False whenever a tail's state is kept.
     own = {"table", "coerce", "output", "scanners", "initial_events"}
     unset = {"known", "node", "whole", "marks", "finalized", "failures", "missed",
-             "formed", "strings", "resume_to", "resumed"}
+             "formed", "strings", "resume_to", "resumed", "decoded"}
     assert set(module.ResponseStream.__slots__) == kept | own | unset
     assert all(not getattr(stream, name) for name in unset)

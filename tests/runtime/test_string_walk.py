@@ -159,3 +159,69 @@ def test_the_walk_answers_as_the_loop_and_a_stream(parts, prefix):
         return parser.finalize()[0]
 
     assert walked == _outcome(streamed)
+
+
+def _fed(module, text, sizes, prefix="<|start|>assistant"):
+    parser = module.ResponseParser(prefix)
+    i = k = 0
+    while i < len(text):
+        step = sizes[k % len(sizes)]
+        parser.feed(text[i : i + step])
+        i += step
+        k += 1
+    return parser.finalize()[0]
+
+
+def test_a_call_streamed_in_long_pieces_is_decoded_once_and_not_parsed_again():
+    # A piece that holds the whole close: the stream's walk decodes the body up to it
+    # instead of reading its strings, and the close takes that content.
+    module, calls = _counted()
+    body = '{"a": "' + 'x \\" y ' * 20 + '", "b": [1, 2]}'
+    text = f"Hi<call>{body}</call><call>[3]</call>ok<end>"
+    message = _fed(module, text, [64, len(text)])  # the last piece holds both closes
+    assert message == LOOPED.parse_response(text, prefix="<|start|>assistant")
+    assert message["tool_calls"] == [{"a": "x \" y " * 20, "b": [1, 2]}, [3]]
+    assert calls == {"decode": 2, "decoded": 2}
+    # Fed a character at a time, the walk never holds a whole close: no decode.
+    module, calls = _counted()
+    assert _fed(module, text, [1]) == message
+    assert calls == {"process": 2}
+
+
+def test_a_stream_decodes_a_body_once_when_the_walk_stops_after_it():
+    # "</call>\s*" at the end of the text may still grow: the walk stops there, and the
+    # pieces of whitespace after it do not decode the body again.
+    module, calls = _counted()
+    body = '{"a": "' + "z" * 200 + '"}'
+    parser = module.ResponseParser("<|start|>assistant")
+    parser.feed(f"<call>{body}</call>")
+    for _ in range(50):
+        parser.feed(" " * 10)  # (long enough for the walk to be asked again)
+    parser.feed("ok<end>")
+    message = parser.finalize()[0]
+    assert message == {"content": "ok", "tool_calls": [{"a": "z" * 200}]}
+    assert calls["decode"] == 1
+
+
+def test_a_close_in_a_string_of_a_long_piece_is_region_text():
+    # The body up to the first close does not decode (the close is in a string): its
+    # strings are read, and the close after the string ends the call.
+    for text in ('<call>{"a": "x </call> y"}</call>ok<end>',
+                 '<call>{"a": "x </call> y", "b": "</call>"}</call>ok<end>',
+                 '<call>{"a": "x </call>'):
+        looped = _outcome(
+            lambda text=text: LOOPED.parse_response(text, prefix="<|start|>assistant"))
+        for sizes in ([len(text)], [3, len(text)], [12]):
+            fed = _outcome(lambda text=text, sizes=sizes: _fed(WALKED, text, sizes))
+            assert fed == looped, (text, sizes)
+
+
+@settings(max_examples=examples(150, 400), deadline=None)
+@given(parts=st.lists(st.sampled_from(PIECES), max_size=30),
+       sizes=st.lists(st.integers(1, 80), min_size=1, max_size=6),
+       prefix=st.sampled_from(["", "<|start|>assistant", "<|start|>assistant<call>",
+                               '<|start|>assistant<call>{"a": "']))
+def test_a_stream_in_any_pieces_answers_as_the_loop(parts, sizes, prefix):
+    text = "".join(parts)
+    looped = _outcome(lambda: LOOPED.parse_response(text, prefix=prefix))
+    assert _outcome(lambda: _fed(WALKED, text, sizes, prefix)) == looped
