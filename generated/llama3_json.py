@@ -4997,7 +4997,9 @@ class StreamWalk:
         Then the walk stops and scan decides, reading the same text again, unless the
         entry begins at ``pos``, where held_here may tell without it. In a region
         whose close counts only outside the body's JSON strings, a landmark in a string
-        is passed over, and only the region's own close is committed. So the walk
+        is passed over, and only the region's own close is committed; before any of
+        its strings is read, a body that decodes as JSON up to the first landmark
+        proves that one outside them. So the walk
         reads at most _FORM_READ characters to a landmark, and is asked (see process)
         only where the text held before the last piece is short: a landmark where it
         stops (a header still arriving) is tried again with the next piece, reading at
@@ -5025,10 +5027,7 @@ class StreamWalk:
                 # content is the close's (see process). Tried once a region: linear.
                 decode = table.by_name[self.current].decode
             if decode is None:
-                if strings.at < self.pos:
-                    self.strings_read()
-                probe = JsonStrings(strings.at)
-                probe.inside, probe.odd = strings.inside, strings.odd
+                probe = self.strings_probe()
         held, base = self.held()
         lo = self.pos - base
         n = len(held)
@@ -5044,15 +5043,11 @@ class StreamWalk:
                     strings.start = -1
                     body = "".join(self.body) + "".join(self.tail) + held[lo : found.start()]
                     self.examined += len(body)
-                    decode_ = decode
-                    decode = None
                     try:
-                        decoded = (found.start() + base, (decode_(body),))
+                        decoded = (found.start() + base, (decode(body),))
                     except (ValueError, RecursionError):
-                        if strings.at < self.pos:
-                            self.strings_read()
-                        probe = JsonStrings(strings.at)
-                        probe.inside, probe.odd = strings.inside, strings.odd
+                        decode = None
+                        probe = self.strings_probe()
                     else:
                         break
                 self.examined += probe.advance(held, base, found.start() + base)
@@ -5114,6 +5109,16 @@ class StreamWalk:
         if m is None:
             return kind, region, Match(start + base, end + base, False)
         return kind, region, _form_match(regex, m, base)
+
+    def strings_probe(self):
+        """A copy of the open region's JsonStrings, read up to pos, to read on from there
+        to a landmark (the region's own is not moved past pos: it may not close there)."""
+        strings = self.strings
+        if strings.at < self.pos:
+            self.strings_read()
+        probe = JsonStrings(strings.at)
+        probe.inside, probe.odd = strings.inside, strings.odd
+        return probe
 
     def held_here(self, regex, entry, held, at, start, n):
         """``_HELD`` when the watch ``entry``, which has no match at ``pos`` (``start``,
