@@ -3713,21 +3713,32 @@ class WholePass:
         ):
             return
         string_modes = table.string_modes
+        watches = table.watches
+        walks = table.walks
         while self.pos < self.end:  # (at the end, only an empty match: no commit)
-            if self.current in string_modes:
+            current = self.current
+            if current in string_modes:
                 found = self.scan_outside_strings(True, None, self.whole_scan)[0]
                 best, best_kind, best_region = (
                     (None, None, None) if found is None else (found[2], found[0], found[1])
                 )
             else:
-                best, best_kind, best_region = self.first_complete()
+                watch = watches[current if self.resume_to is None else (current, self.resume_to)]
+                if len(watch) == 1:
+                    # (first_complete with one watcher: its answer, nothing to compare)
+                    best_kind, best_region, delimiter, watcher = watch[0]
+                    best = self.complete(watcher, delimiter)
+                    if best is _SLOW:
+                        best = self.answer(watcher, delimiter, True)
+                else:
+                    best, best_kind, best_region = self.first_complete()
             if best is None or best.start >= self.end:
                 break  # nothing, or only an empty match at the very end: no commit
             # A commit that leaves a mode the walk does not go through (or stops in)
             # may come back to one it does.
-            left = (
-                self.current not in table.walks or self.current in string_modes
-                or self.current in table.yielding or not self.pos
+            left = walks and (
+                current not in walks or current in string_modes
+                or current in table.yielding or not self.pos
             )
             if not self.commit_whole(
                 held, base, best.start, best.end, best_kind, best_region,
