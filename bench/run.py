@@ -161,8 +161,10 @@ class Config:
     @classmethod
     def sweep(cls) -> Config:
         """Issue 18's table: every chunk size over all four styles at 1K, 8K and 64K, the
-        shapes, and Gemma 4 by hand; no adversarial or memory sections."""
-        return cls(sizes=(1024, 8 * 1024, 64 * 1024),
+        shapes, and Gemma 4 by hand; no adversarial or memory sections. Five timed
+        repetitions a case: with three, a cell of a few microseconds moved by a third
+        between runs on a shared machine."""
+        return cls(sizes=(1024, 8 * 1024, 64 * 1024), reps=5,
                    sections=("realistic", "shapes", "by_hand"))
 
 
