@@ -1039,6 +1039,14 @@ def _beginning_search(source):
     return _re.compile(f"(?:{source})\\Z", _re.DOTALL).match
 
 
+def _plain_groups(names, group_names):
+    """Whether a stdlib form's groups (``names``: each name's aliases) are the pattern's
+    names, one each: then a match's groupdict is what _form_groups would give."""
+    return all(aliases == [name] for name, aliases in names.items()) and set(names) == set(
+        group_names
+    )
+
+
 class CompiledRegex:
     """A compiled delimiter pattern: its program (NFA), character classes and DFA.
 
@@ -1076,9 +1084,9 @@ class CompiledRegex:
         # cost microseconds a character in Python.
         self.group_finditer = self.finditer
         # Whether the stdlib form's groups are the pattern's names, one each.
-        self.plain_groups = self.captures is not None and all(
-            aliases == [name] for name, aliases in self.capture_names.items()
-        ) and set(self.capture_names) == set(program.group_names)
+        self.plain_groups = self.captures is not None and _plain_groups(
+            self.capture_names, program.group_names
+        )
         # The facts of rtcompiler/automata/linearity.py about the stdlib form (which
         # exists only where one attempt reads each character a bounded number of
         # times): no loop reads where another attempt can begin (``apart``), and an
@@ -1131,9 +1139,7 @@ class CompiledRegex:
             names = head["names"]
             # (None: the head's groups are the pattern's names, one each, so a match's
             # groupdict is what _form_groups would give.)
-            if program.group_names and set(names) == set(program.group_names) and all(
-                aliases == [name] for name, aliases in names.items()
-            ):
+            if program.group_names and _plain_groups(names, program.group_names):
                 names = None
             self.lazy_tail = (
                 _re.compile(head["source"], _re.DOTALL), names,
