@@ -2532,6 +2532,49 @@ def parse_xml_typed(
 # ------------------------------------------------------------------------------
 # ``tags_only`` (the ``recover`` extension, docs/extensions.md): an xml-inline body that
 # its tags do not read whole is a failure, which the field then recovers from.
+def _xml_inline_tags_only(
+    body: str,
+    args: dict,
+    finditer: "Finditer",  # noqa: UP037
+    value_parser: "ValueParser | None",  # noqa: UP037
+) -> dict:
+    """``parse_xml_inline`` with ``tags_only``: its own loop, as a body's every tag
+    pays for the checks."""
+    merge = args["merge_duplicates"]
+    read = merged = 0  # where the tags read so far end; values merged into a list
+    out: dict = {}
+    for m in finditer(body):
+        start, read_to = m.span()
+        if start != read and not body[read:start].isspace():
+            _xml_untagged(body, read, start, args["tags_closers"])
+        read = read_to
+        groups = m.groupdict()
+        key = groups.get("key")
+        if key is None:
+            _xml_no_key(args)
+        raw = groups.get("value", "")
+        value = raw if value_parser is None else value_parser(raw)
+        if key in out:
+            if not merge:
+                _xml_twice(key)
+            collected = out[key]
+            if not isinstance(collected, list):
+                collected = out[key] = [collected]
+            collected.append(value)
+            merged += 1
+        else:
+            out[key] = value
+    # The usual body passes at C speed: nothing after the last tag but one stray
+    # closing tag at most, and as many openings as tags read.
+    tags = len(out) + merged
+    rest = body[read:].strip()
+    if (rest and rest not in args["tags_closers"]) or sum(
+        map(body.count, args["tags_leads"])
+    ) != tags:
+        _xml_tags_only_end(body, read, tags, args)
+    return out
+
+
 def _xml_untagged(body: str, start: int, end: int, closers: list) -> None:
     """Text no tag reads is a failure, unless it is only whitespace and stray
     closing tags of the pattern's."""

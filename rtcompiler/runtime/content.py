@@ -429,24 +429,15 @@ def parse_xml_inline(
         raise TypeError(
             f"expected string or buffer (xml-inline: got {type(body).__name__} to parse)"
         )
+    if args.get("tags_only", False):
+        return _xml_inline_tags_only(body, args, finditer, value_parser)
     merge = args["merge_duplicates"]
-    tags_only = args.get("tags_only", False)
-    read = tags = 0  # with tags_only: where the tags read so far end, and how many
     out: dict = {}
     for m in finditer(body):
-        if tags_only:
-            start, end = m.span()
-            if start > read and not body[read:start].isspace():
-                _xml_untagged(body, read, start, args["tags_closers"])
-            read = end
-            tags += 1
         groups = m.groupdict()
         key = groups.get("key")
         if key is None:
-            raise ValueError(
-                "xml-inline: tag_pattern must have a named group 'key'. Pattern: "
-                f"{args['tag_pattern']} (the group must take part in every match)"
-            )
+            _xml_no_key(args)
         # A missing 'value' group reads as "", but a 'value' group that did not take
         # part in the match gives None, which goes to the value parser as is.
         raw = groups.get("value", "")
@@ -459,18 +450,15 @@ def parse_xml_inline(
             # is extended in place, as the reference does.
             collected.append(value)
         else:
-            if tags_only and key in out:
-                _xml_twice(key)
             out[key] = value
-    if tags_only:
-        # The usual body passes at C speed: nothing after the last tag but one stray
-        # closing tag at most, and as many openings as tags read.
-        rest = body[read:].strip()
-        if (rest and rest not in args["tags_closers"]) or sum(
-            map(body.count, args["tags_leads"])
-        ) != tags:
-            _xml_tags_only_end(body, read, tags, args)
     return out
+
+
+def _xml_no_key(args: dict) -> None:
+    raise ValueError(
+        "xml-inline: tag_pattern must have a named group 'key'. Pattern: "
+        f"{args['tag_pattern']} (the group must take part in every match)"
+    )
 
 
 ###}
@@ -545,6 +533,49 @@ def parse_xml_typed(
 ###{standalone xml_tags_only
 # ``tags_only`` (the ``recover`` extension, docs/extensions.md): an xml-inline body that
 # its tags do not read whole is a failure, which the field then recovers from.
+def _xml_inline_tags_only(
+    body: str,
+    args: dict,
+    finditer: "Finditer",  # noqa: UP037
+    value_parser: "ValueParser | None",  # noqa: UP037
+) -> dict:
+    """``parse_xml_inline`` with ``tags_only``: its own loop, as a body's every tag
+    pays for the checks."""
+    merge = args["merge_duplicates"]
+    read = merged = 0  # where the tags read so far end; values merged into a list
+    out: dict = {}
+    for m in finditer(body):
+        start, read_to = m.span()
+        if start != read and not body[read:start].isspace():
+            _xml_untagged(body, read, start, args["tags_closers"])
+        read = read_to
+        groups = m.groupdict()
+        key = groups.get("key")
+        if key is None:
+            _xml_no_key(args)
+        raw = groups.get("value", "")
+        value = raw if value_parser is None else value_parser(raw)
+        if key in out:
+            if not merge:
+                _xml_twice(key)
+            collected = out[key]
+            if not isinstance(collected, list):
+                collected = out[key] = [collected]
+            collected.append(value)
+            merged += 1
+        else:
+            out[key] = value
+    # The usual body passes at C speed: nothing after the last tag but one stray
+    # closing tag at most, and as many openings as tags read.
+    tags = len(out) + merged
+    rest = body[read:].strip()
+    if (rest and rest not in args["tags_closers"]) or sum(
+        map(body.count, args["tags_leads"])
+    ) != tags:
+        _xml_tags_only_end(body, read, tags, args)
+    return out
+
+
 def _xml_untagged(body: str, start: int, end: int, closers: list) -> None:
     """Text no tag reads is a failure, unless it is only whitespace and stray
     closing tags of the pattern's."""
