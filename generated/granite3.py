@@ -1167,6 +1167,19 @@ class CompiledRegex:
             }
             and not any(b in a[1:] for a in literals for b in literals)
         )
+        # For stdlib_searchable: None where the stdlib form never searches in linear
+        # time (no form; a form with ^, which a text that is not the output cannot
+        # place; or an attempt that may begin at a lead of unknown length); () where
+        # it always does; else the literals an attempt that reads far begins at, at
+        # most count_budget occurrences of which keep it linear.
+        self.counted: tuple | None = None
+        self.count_budget = 0
+        if captures is not None and not self.form_start:
+            if self.apart:
+                self.counted = ()
+            elif prefilter is not None and prefilter._lead_class is None:
+                self.counted = tuple(prefilter.literals)
+                self.count_budget = self.LONG_ATTEMPTS_LIMIT // (prefilter.lead + 1)
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -1229,22 +1242,19 @@ class CompiledRegex:
         """Whether a search of ``text`` with the stdlib form, trying every start, is
         linear: always when the form's loops read no character an attempt can begin
         with; else when few attempts can read far (LONG_ATTEMPTS_LIMIT)."""
-        if self.captures is None or self.form_start:
-            return False  # (a text that is not the output: ^ at its start is not known)
-        if self.apart:
-            return True
-        pre = self.prefilter
-        if pre is None or pre._lead_class is not None:
-            return False
-        occurrences = 0
-        for literal in pre.literals:
-            occurrences += text.count(literal)
-        return occurrences * (pre.lead + 1) <= self.LONG_ATTEMPTS_LIMIT
+        counted = self.counted
+        return counted is not None and (
+            not counted or sum(map(text.count, counted)) <= self.count_budget
+        )
 
     def stdlib_finditer(self, text: str):
         """``finditer`` by the stdlib form where that is linear (its own Match objects,
         whose ``groupdict`` gives our groups), else by our automata."""
-        if self.stdlib_searchable(text):
+        # (stdlib_searchable, written out: a call less a tag body)
+        counted = self.counted
+        if counted is not None and (
+            not counted or sum(map(text.count, counted)) <= self.count_budget
+        ):
             return self.captures.finditer(text)  # type: ignore[union-attr]
         return self.finditer(text)
 

@@ -138,3 +138,30 @@ def test_the_start_anchor_over_a_long_prompt() -> None:
     work = sum(getattr(engine, c) for c in counters) - before
     assert message == ref_parse_response("!", spec, prefix=prompt) == {"content": "last!"}
     assert 0 < work <= 6 * len(prompt)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "unit", "searchable_up_to"),
+    [
+        # Loops that read no '<': any number of attempts stay short.
+        (r"<p>(?P<v>[^<]*)</p>", "<p>", None),
+        # `.*?` reads the '<' of a later attempt: at most 64 attempts, or 64 / (lead + 1)
+        # where an attempt begins up to `lead` characters before its literal.
+        (r"<p=(?P<k>\w+)>(?P<v>.*?)</p>", "<p=", 64),
+        (r"[ab]<p>(?P<v>.*?)</p>", "<p>", 32),
+        (r"\w{2}<p>(?P<v>.*?)</p>", "<p>", 21),
+        (r"(?:x|yy)<p>(?P<v>.*?)</p>", "x yy ", 32),  # two literals a unit
+        # A lead of any length: never.
+        (r"\s*<p=(?P<k>\w+)>(?P<v>.*?)</p>", "<p=", 0),
+    ],
+)
+def test_the_stdlib_form_searches_only_where_it_is_linear(
+    pattern, unit, searchable_up_to
+) -> None:
+    rx = compile_regex(pattern)
+    assert rx.group_finditer == rx.stdlib_finditer
+    if searchable_up_to is None:
+        assert rx.stdlib_searchable(unit * 10_000)
+        return
+    assert rx.stdlib_searchable(unit * searchable_up_to) == (searchable_up_to > 0)
+    assert not rx.stdlib_searchable(unit * (searchable_up_to + 1))
