@@ -182,7 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--style", default="gpt_oss", choices=sorted(outputs.ALL_STYLES))
     parser.add_argument("--robust", action="store_true", help="with --base: the robust form")
     parser.add_argument("--size", default="1K", help="output size (1K, 8K, ...)")
-    parser.add_argument("--modes", default="parse,feed4,feed64,feed256")
+    parser.add_argument(
+        "--modes", default="parse,feed1,feed4,feed16,feed64,feed256",
+        help="comma-separated: parse and feedN (N characters a feed); default: the "
+        "sweep's modes",
+    )
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument(
         "--opcodes", action="store_true",
