@@ -3324,7 +3324,7 @@ def _apart(literals):
     return True
 
 
-def _single(entries, longer=None):
+def _single(entries, longer=None, landmark=""):
     """``(kind, region, form, lead, named, literals, otherwise)`` for a landmark where
     no candidates need comparing (see ``_walks``), else None:
 
@@ -3340,7 +3340,10 @@ def _single(entries, longer=None):
       (``literals``) are all longer than it: any match of the form is longer than the
       literals', so it wins where it matches, and ``otherwise`` (the literals' winner,
       ``(kind, region)``) where it does not. Gemma 4's ``<|tool_call>`` opens a call
-      where ``call:`` follows, and ends a piece of the content elsewhere.
+      where ``call:`` follows, and ends a piece of the content elsewhere. So too where
+      the form's literal is the ``landmark`` itself but it matches nothing that short
+      (``literals`` None): Qwen3-Coder's ``<tool_call>`` opens a call where
+      ``<function=NAME>`` follows.
     """
     fixed = [entry for entry in entries if entry[2].fixed is not None]
     if len(entries) > 1 and fixed and (longer is None or not any(
@@ -3355,12 +3358,14 @@ def _single(entries, longer=None):
             k, entry = next((k, e) for k, e in enumerate(entries) if e[2].fixed is None)
             regex = entry[2].later
             pre = regex.prefilter
-            if (
-                longer is not None and longer[k] and not pre.lead and pre.lead_class is None
-                and _reads_its_literal(regex)
-            ):
-                return (entry[0], entry[1], regex, None, bool(regex.nfa.group_names),
-                        longer[k], (kind, region))
+            if not pre.lead and pre.lead_class is None and _reads_its_literal(regex):
+                if longer is not None and longer[k]:
+                    return (entry[0], entry[1], regex, None, bool(regex.nfa.group_names),
+                            longer[k], (kind, region))
+                shortest = _shortest(regex.nfa)
+                if shortest is not None and shortest > len(landmark):
+                    return (entry[0], entry[1], regex, None, bool(regex.nfa.group_names),
+                            None, (kind, region))
         return None
     if len(entries) != 1 or longer is not None:
         return None  # (a lone delimiter that needs its own literal there: best_at)
@@ -3373,6 +3378,35 @@ def _single(entries, longer=None):
         return None
     lead = None if pre.lead_class is None else pre
     return kind, region, regex, lead, bool(regex.nfa.group_names), None, None
+
+
+def _shortest(nfa):
+    """The fewest characters a match of ``nfa`` reads, or None when it matches nothing:
+    the NFA read level by level, each level's closure without characters first (a
+    lookaround reads none of the match)."""
+    states = nfa.states
+    frontier, seen, depth = [nfa.start], set(), 0
+    while frontier:
+        stack, frontier = frontier, []
+        while stack:
+            s = stack.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            st = states[s]
+            kind = st[0]
+            if kind == MATCH:
+                return depth
+            if kind == CHAR:
+                frontier.append(st[2])
+            elif kind == SPLIT:
+                stack.extend(st[1])
+            elif kind == LOOK:
+                stack.append(st[3])
+            else:  # SAVE, ASSERT
+                stack.append(st[2])
+        depth += 1
+    return None
 
 
 def _reads_its_literal(regex):
@@ -3457,9 +3491,9 @@ def _walk_spot(landmark, found):
     shorter landmark costs no failed match (see ``WholePass.best_at``)."""
     entries = [entry for entry, _ in found]
     if all(landmark in literals for _, literals in found):
-        return entries, _single(entries), None
+        return entries, _single(entries, None, landmark), None
     longer = [None if landmark in literals else tuple(literals) for _, literals in found]
-    return entries, _single(entries, longer), longer
+    return entries, _single(entries, longer, landmark), longer
 
 
 def _stream_spot(spot):

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import types
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing import parse_response as reference_parse
 from transformers.utils.chat_parsing.response_templates import load_response_template
 
+from rtcompiler.automata import compile_regex
 from rtcompiler.codegen import generate_module
+from rtcompiler.runtime.regions import _shortest
 from rtcompiler.template import load_template
 
 
@@ -399,6 +402,73 @@ def test_a_longer_form_beside_literals_has_its_fallback_in_the_table():
 def test_a_walk_past_a_longer_form_answers_as_the_loop_and_the_reference(parts, prefix):
     text = "".join(parts)
     _agrees(BESIDES, BESIDE_LOOP, BESIDE_REFERENCE, text, prefix)
+
+
+# A form whose literal is the landmark itself, beside literals that are the landmark too,
+# but which matches nothing that short: where it matches, its match is the longer and
+# wins; elsewhere the literals' winner does. Qwen3-Coder's "<tool_call>" opens a call
+# before "<function=NAME>" and ends a piece of the content elsewhere.
+OVER = _spec(
+    "<think>", "</think>", r"(?:<a>\s*)?<f=(?P<name>\w+)>", "</call>", ["<end>", "<a>"]
+)
+OVERS, OVER_LOOP = _walking(OVER, True), _walking(OVER, False)
+OVER_REFERENCE = load_response_template(OVER)
+OVER_PIECES = PIECES + ["<a>", "<a><f=g>", "<a>\n<f=g>", "<f=g>", "<a><f=>", "<a> x", "</call>"]
+
+
+def test_a_form_that_only_begins_with_the_landmark_has_its_fallback_in_the_table():
+    _, single, longer = OVERS.TABLE.walks[None]["<a>"]
+    kind, region, form, lead, named, literals, otherwise = single
+    assert longer is None and (kind, region.name, lead, named) == ("open", "tool_calls", None, True)
+    assert literals is None and otherwise[0] == "close"
+    text = "x<a>y" * 20 + "<a>\n<f=g>{}</call>"
+    stream = OVERS.ResponseStream(OVERS.TABLE, "")
+    message = stream.parse_whole(text)
+    assert message == OVER_LOOP.parse_response(text, prefix="")
+    assert message == reference_parse(text, OVER_REFERENCE, prefix="")
+    assert message["tool_calls"][0]["function"]["name"] == "g"
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(OVER_PIECES), max_size=30),
+       prefix=st.sampled_from(["", "<|start|>assistant", "<|start|>assistant<think>"]))
+def test_a_walk_past_a_form_longer_than_its_landmark_answers_as_the_loop_and_the_reference(
+    parts, prefix
+):
+    text = "".join(parts)
+    _agrees(OVERS, OVER_LOOP, OVER_REFERENCE, text, prefix)
+
+
+def test_a_form_that_may_match_the_landmark_alone_is_compared_there():
+    # The content's close "<a>y?" matches "<a>" alone, as long as the reasoning's open
+    # "<a>": at a tie the open wins, so the table cannot take the close's form for the
+    # winner wherever it matches; best_at compares them.
+    spec = _spec("<a>", "</think>", r"<call (?P<name>\w+)>", "</call>", ["<end>"])
+    spec["fields"]["content"] = {"close_pattern": "<a>y?", "content": "text"}
+    walks, loop = _walking(spec, True), _walking(spec, False)
+    reference = load_response_template(spec)
+    entries, single, _ = walks.TABLE.walks[None]["<a>"]
+    assert len(entries) == 2 and single is None
+    for text in ("q<a>r</think>z", "q<a>yr</think>z"):
+        message = walks.parse_response(text, prefix="")
+        assert message == loop.parse_response(text, prefix="")
+        assert message == reference_parse(text, reference, prefix="")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "shortest"),
+    [
+        (r"(?:<tool_call>\s*)?<function=(?P<name>[^>\n]+)>\n", 13),
+        (r"a*", 0),
+        (r"ab|c", 1),
+        (r"(?=xy)x", 1),  # a lookahead reads none of the match
+        (r"\bfoo\b", 3),
+        (r"x{3,5}y?", 3),
+        (r"(?:ab)+c", 3),
+    ],
+)
+def test_shortest_counts_the_characters_of_the_shortest_match(pattern, shortest):
+    assert _shortest(compile_regex(pattern).nfa) == shortest
 
 
 def test_a_form_that_may_stop_before_its_literal_is_compared_at_the_landmark():
