@@ -6164,15 +6164,15 @@ class RegionValues:
         keeper = self.resume_to
         if keeper is None:
             keeper = table.by_name[name].recover_to or table.implicit
-        close = table.by_name[keeper].close
+        closes = [table.by_name[keeper].close]
+        if keeper != table.implicit and table.implicit is not None:
+            # A yielding region keeps the text (a call in the reasoning that failed):
+            # the implicit field's markers (an end of turn) are no text there either.
+            closes.append(table.by_name[table.implicit].close)
         pieces = [body]
-        if close is not None:
-            pieces, at = [], 0
-            for m in close.regex.finditer(body):
-                start, end = m.span()
-                pieces.append(body[at:start])
-                at = end
-            pieces.append(body[at:])
+        for close in closes:
+            if close is not None:
+                pieces = [cut for piece in pieces for cut in _cut_at(close.regex, piece)]
         self.current, self.captures = keeper, {}
         self.resumed = self.resume_to is not None  # a yielding region's pieces join
         dirty = table.modes[keeper][1]
@@ -6213,6 +6213,17 @@ class RegionValues:
 _UNFINISHED = "unfinished: the output ended inside the region"
 _json_raw = _json.JSONDecoder().raw_decode
 _SPACES = _re.compile(r"\s*")
+
+
+def _cut_at(regex, text):
+    """``text`` in pieces, cut where ``regex`` matches (the matches dropped)."""
+    pieces, at = [], 0
+    for m in regex.finditer(text):
+        start, end = m.span()
+        pieces.append(text[at:start])
+        at = end
+    pieces.append(text[at:])
+    return pieces
 
 
 def pythonic_from_json(text):
