@@ -3333,8 +3333,8 @@ def _single(entries, longer=None, landmark=""):
       ``(kind, region)``) where it does not. Gemma 4's ``<|tool_call>`` opens a call
       where ``call:`` follows, and ends a piece of the content elsewhere. So too where
       the form's literal is the ``landmark`` itself but it matches nothing that short
-      (``literals`` None): Qwen3-Coder's ``<tool_call>`` opens a call where
-      ``<function=NAME>`` follows.
+      (``literals`` None): Magistral's ``[TOOL_CALLS]`` opens a call where a name and
+      ``[ARGS]`` follow, and ends a piece of the content elsewhere.
     """
     fixed = [entry for entry in entries if entry[2].fixed is not None]
     if len(entries) > 1 and fixed and (longer is None or not any(

@@ -406,8 +406,8 @@ def test_a_walk_past_a_longer_form_answers_as_the_loop_and_the_reference(parts, 
 
 # A form whose literal is the landmark itself, beside literals that are the landmark too,
 # but which matches nothing that short: where it matches, its match is the longer and
-# wins; elsewhere the literals' winner does. Qwen3-Coder's "<tool_call>" opens a call
-# before "<function=NAME>" and ends a piece of the content elsewhere.
+# wins; elsewhere the literals' winner does. Magistral's "[TOOL_CALLS]" opens a call
+# before a name and "[ARGS]", and ends a piece of the content elsewhere.
 OVER = _spec(
     "<think>", "</think>", r"(?:<a>\s*)?<f=(?P<name>\w+)>", "</call>", ["<end>", "<a>"]
 )
