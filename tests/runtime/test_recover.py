@@ -734,7 +734,8 @@ def reference_run(spec: dict, chunks: list[str], prefix: str, tool_list: Any) ->
 def _joins_an_empty_piece(strict: Any, spec: dict, chunks: list[str], prefix: str,
                           tool_list: Any) -> bool:
     """Whether the strict parser (the reference's events) gives a field with a ``join``
-    two pieces or more, one of them empty."""
+    two pieces or more, one of them empty, or one piece or more after a default of ``""``
+    (which the reference joins as an empty first piece)."""
     joined = {name for name, f in (spec.get("fields") or {}).items()
               if isinstance(f, dict) and f.get("join") is not None}
     pieces: dict = {}
@@ -748,7 +749,11 @@ def _joins_an_empty_piece(strict: Any, spec: dict, chunks: list[str], prefix: st
         if (e.get("type") == "region_close" and e.get("field") in joined
                 and isinstance(e.get("value"), str)):
             pieces.setdefault(e["field"], []).append(e["value"])
-    return any(len(values) > 1 and "" in values for values in pieces.values())
+    defaults = spec.get("defaults") if isinstance(spec.get("defaults"), dict) else {}
+    return any(
+        len(values) > 1 and "" in values or defaults.get(name) == ""
+        for name, values in pieces.items()
+    )
 
 
 @DIFFERENTIAL
