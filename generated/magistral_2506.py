@@ -2955,7 +2955,8 @@ class RegionTable:
         "stream_walks",
         "prompt_states",
         "context_free",
-        "transitions", "states", "string_modes", "yielding", "cut_opens", "recovering",
+        "transitions", "states", "string_modes", "yielding", "cut_opens", "cut_forms",
+        "recovering",
         "start_modes",
     )
 
@@ -3017,14 +3018,19 @@ class RegionTable:
         # output ends in adds nothing (see ResponseStream.close_current).
         self.recovering = any(r.recover for r in regions)
         self.cut_opens = {}
+        # Per such mode, each of those literals with its open's pattern: an output that
+        # ends in the literal whole and then in the beginning of the rest of a match
+        # (Qwen3-Coder's "<function=get_wea") ends with no text either.
+        self.cut_forms = {}
         for mode, entries in self.watches.items():
-            cut = sorted({
-                s for kind, r, d, _ in entries
+            forms = sorted({
+                (s, d.regex) for kind, r, d, _ in entries
                 if kind == "open" and r.recover and d.regex.prefilter is not None
                 for s in d.regex.prefilter.literals if s[:1] in "<[" and len(s) > 2
-            })
-            if cut:
-                self.cut_opens[mode] = cut
+            }, key=lambda form: form[0])
+            if forms:
+                self.cut_opens[mode] = sorted({s for s, _ in forms})
+                self.cut_forms[mode] = forms
         # Per mode, a stdlib pattern that finds, in a piece of text searched from
         # its start, everything that could leave a watched delimiter matched or
         # pending (see Prefilter.danger). A piece it does not match is all
@@ -3893,12 +3899,21 @@ class WholePass:
         """``text``, the end of the output in the open mode, without the beginning of an
         open marker it ends with where the mode's recovering field says so (see
         RegionTable.cut_opens): an output cut inside a marker ends with no text."""
-        cut = self.table.cut_opens.get(
-            self.current if self.resume_to is None else (self.current, self.resume_to)
-        )
+        mode = self.current if self.resume_to is None else (self.current, self.resume_to)
+        cut = self.table.cut_opens.get(mode)
         if cut is None:
             return text
-        return text[: len(text) - cut_open_length(text, cut)]
+        k = cut_open_length(text, cut)
+        if k:
+            return text[: len(text) - k]
+        # The literal whole, then the beginning of the rest of the open: cut at the
+        # literal (one search back and one match: linear).
+        for literal, regex in self.table.cut_forms[mode]:
+            at = text.rfind(literal)
+            begins = None if at < 0 else regex.beginning()
+            if begins is not None and begins(text, at):
+                return text[:at]
+        return text
 
     def walk(self, held, base, walks):
         """``whole_pass`` from one landmark to the next, while the mode is one of

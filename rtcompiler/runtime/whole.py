@@ -264,12 +264,21 @@ class WholePass:
         """``text``, the end of the output in the open mode, without the beginning of an
         open marker it ends with where the mode's recovering field says so (see
         RegionTable.cut_opens): an output cut inside a marker ends with no text."""
-        cut = self.table.cut_opens.get(
-            self.current if self.resume_to is None else (self.current, self.resume_to)
-        )
+        mode = self.current if self.resume_to is None else (self.current, self.resume_to)
+        cut = self.table.cut_opens.get(mode)
         if cut is None:
             return text
-        return text[: len(text) - cut_open_length(text, cut)]
+        k = cut_open_length(text, cut)
+        if k:
+            return text[: len(text) - k]
+        # The literal whole, then the beginning of the rest of the open: cut at the
+        # literal (one search back and one match: linear).
+        for literal, regex in self.table.cut_forms[mode]:
+            at = text.rfind(literal)
+            begins = None if at < 0 else regex.beginning()
+            if begins is not None and begins(text, at):
+                return text[:at]
+        return text
 
     def walk(self, held, base, walks):
         """``whole_pass`` from one landmark to the next, while the mode is one of

@@ -513,6 +513,37 @@ def test_only_the_very_end_and_only_an_opens_beginning_is_cut(text, want):
     assert_everywhere(MODULE, text, want)
 
 
+NAMED = {
+    "extensions": ["recover"],
+    "start_anchor": "<s>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r'<call name="(?P<name>[^"<>]+)">', "close": "</call>",
+            "content": "json", "repeats": True, "recover": True,
+            "transform": {"type": "function",
+                          "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close": "<|im_end|>", "repeats": True, "join": "\n\n"},
+    },
+}
+NAMED_MODULE = load_parser(load_template(NAMED))
+
+
+@pytest.mark.parametrize("text, want", [
+    # The literal whole, then a name cut short: the open is cut at its literal.
+    ('Hi.<call name="get_wea', {"content": "Hi."}),
+    ('Hi.<call name="get_weather"', {"content": "Hi."}),
+    ('<call name="f">{}</call>Then <call name="g', {"tool_calls": [call("f")], "content": "Then"}),
+    # What the rest of the open cannot begin stays text, and so does the same text
+    # before the very end.
+    ('Hi.<call name="a b>c', {"content": 'Hi.<call name="a b>c'}),
+    ('Hi.<call name="a" x', {"content": 'Hi.<call name="a" x'}),
+    ('Hi.<call name="a and more.<|im_end|>', {"content": 'Hi.<call name="a and more.'}),
+])
+def test_an_output_ending_in_an_opens_literal_and_a_name_cut_short_ends_with_no_text(text, want):
+    assert_everywhere(NAMED_MODULE, text, want)
+
+
 THINKING = copy.deepcopy(QWEN)
 THINKING["fields"] = {"reasoning_content": {"open": "<think>", "close": "</think>"},
                       **QWEN["fields"]}
@@ -780,8 +811,7 @@ def test_where_the_reference_succeeds_and_nothing_is_unfinished_the_message_is_i
     # unfinished too, where the reference keeps those characters as text.
     # (The prompt's tail is read before the output: an empty or short output leaves the
     # end of what the parser holds in it.)
-    cut_opens = module.ResponseParser("")._stream.table.cut_opens.values()
-    cut = any(module.cut_open_length(prefix + text, literals) for literals in cut_opens)
+    cut = _cut_at_end(module, prefix + text)
     compared = 0
     strict = load_parser(load_template(spec))
     for pieces in ([text], chunks):
@@ -1000,3 +1030,18 @@ def test_an_empty_piece_of_a_joined_field_joins_nothing_in_a_recovering_template
     for ch in text:
         parser.feed(ch)
     assert parser.finalize()[0] == {"content": "Answer."}
+
+
+def _cut_at_end(module: Any, text: str) -> bool:
+    """Whether ``text`` ends in the beginning of a recovering open, in some mode: a cut
+    literal, or a whole literal and the beginning of the rest of its open."""
+    table = module.ResponseParser("")._stream.table
+    for mode, literals in table.cut_opens.items():
+        if module.cut_open_length(text, literals):
+            return True
+        for literal, regex in table.cut_forms[mode]:
+            at = text.rfind(literal)
+            begins = None if at < 0 else regex.beginning()
+            if begins is not None and begins(text, at):
+                return True
+    return False
