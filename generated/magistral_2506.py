@@ -3356,13 +3356,11 @@ def _single(entries, longer=None, landmark=""):
             regex = entry[2].later
             pre = regex.prefilter
             if not pre.lead and pre.lead_class is None and _reads_its_literal(regex):
-                if longer is not None and longer[k]:
+                literals = longer[k] if longer is not None else None
+                shortest = None if literals else _shortest(regex.nfa)
+                if literals or shortest is not None and shortest > len(landmark):
                     return (entry[0], entry[1], regex, None, bool(regex.nfa.group_names),
-                            longer[k], (kind, region))
-                shortest = _shortest(regex.nfa)
-                if shortest is not None and shortest > len(landmark):
-                    return (entry[0], entry[1], regex, None, bool(regex.nfa.group_names),
-                            None, (kind, region))
+                            literals, (kind, region))
         return None
     if len(entries) != 1 or longer is not None:
         return None  # (a lone delimiter that needs its own literal there: best_at)
