@@ -3470,16 +3470,20 @@ def _walks(watches, landmark_of):
 
 
 def _walk_spot(landmark, found):
-    """``(entries, single, longer)`` for a landmark: its watch entries, ``_single`` of
-    them, and, when some entry's literals only begin with the landmark, per entry the
+    """``(entries, single, longer, early)`` for a landmark: its watch entries, ``_single``
+    of them, and, when some entry's literals only begin with the landmark, per entry the
     literals one of which must stand at the landmark for it to match there (None
     where the landmark is its literal): checked before its form is tried, so that a
-    shorter landmark costs no failed match (see ``WholePass.best_at``)."""
+    shorter landmark costs no failed match (see ``WholePass.best_at``). ``early``:
+    whether an entry's pattern has a lookahead (Qwen3's call closed where <|im_end|>
+    stands), so that its match may end before the landmark does (the walk then
+    searches again from there). ("(?=" also where escaped: a needless search at worst.)"""
     entries = [entry for entry, _ in found]
+    early = any("(?=" in entry[2].later.nfa.source for entry in entries)
     if all(landmark in literals for _, literals in found):
-        return entries, _single(entries, None, landmark), None
+        return entries, _single(entries, None, landmark), None, early
     longer = [None if landmark in literals else tuple(literals) for _, literals in found]
-    return entries, _single(entries, longer, landmark), longer
+    return entries, _single(entries, longer, landmark), longer, early
 
 
 def _stream_spot(spot):
@@ -3491,7 +3495,7 @@ def _stream_spot(spot):
     entry itself (what a hold names, see ResponseStream.walk_step). None when an
     entry has no stream form that a match found stands by (see ResponseStream.answer):
     the stream's watchers are asked there."""
-    entries, _, longer = spot
+    entries, _, longer, _ = spot
     plan = []
     for k, entry in enumerate(entries):
         kind, region, delimiter, _ = entry
@@ -3966,7 +3970,7 @@ class WholePass:
                         # region and looks on after it, or in it if it never ends.
                         done = False
                         break
-                entries, single, longer = spot
+                entries, single, longer, early = spot
                 if single is not None:
                     kind, region, form, lead, named, literals, otherwise = single
                     if form is None:
@@ -4031,7 +4035,7 @@ class WholePass:
                 if current is not None and (opened or start > pos):
                     had_content = True
                     self.current, self.captures = current, captures
-                    if decoded_at == start:
+                    if decoded_at is not None and decoded_at == start:
                         # (A region the walk opened: no text of the prompt's tail is in it.)
                         close_with(body, None, False, decoded)
                     else:
@@ -4055,7 +4059,8 @@ class WholePass:
                         strings = None
                 else:
                     current, captures, opened = implicit, {}, False
-                    strings = decode = decoded_at = None
+                    if strings is not None:  # (else decode and decoded_at are None too)
+                        strings = decode = decoded_at = None
                     if not (had_content or start != end):
                         # A zero-width close of an empty region would fire forever: the
                         # pass ends here, the rest unread.
@@ -4067,7 +4072,7 @@ class WholePass:
                     # from here.
                     done = False
                     break
-                if end - base < found.end():
+                if early and end - base < found.end():
                     # A match that ends before its landmark does, at a lookahead (Mistral's
                     # call closed where the next one opens): the next mode's landmark may
                     # begin where it ends, so the search starts again there.

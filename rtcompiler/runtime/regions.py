@@ -646,16 +646,20 @@ def _walks(watches, landmark_of):
 
 
 def _walk_spot(landmark, found):
-    """``(entries, single, longer)`` for a landmark: its watch entries, ``_single`` of
-    them, and, when some entry's literals only begin with the landmark, per entry the
+    """``(entries, single, longer, early)`` for a landmark: its watch entries, ``_single``
+    of them, and, when some entry's literals only begin with the landmark, per entry the
     literals one of which must stand at the landmark for it to match there (None
     where the landmark is its literal): checked before its form is tried, so that a
-    shorter landmark costs no failed match (see ``WholePass.best_at``)."""
+    shorter landmark costs no failed match (see ``WholePass.best_at``). ``early``:
+    whether an entry's pattern has a lookahead (Qwen3's call closed where <|im_end|>
+    stands), so that its match may end before the landmark does (the walk then
+    searches again from there). ("(?=" also where escaped: a needless search at worst.)"""
     entries = [entry for entry, _ in found]
+    early = any("(?=" in entry[2].later.nfa.source for entry in entries)
     if all(landmark in literals for _, literals in found):
-        return entries, _single(entries, None, landmark), None
+        return entries, _single(entries, None, landmark), None, early
     longer = [None if landmark in literals else tuple(literals) for _, literals in found]
-    return entries, _single(entries, longer, landmark), longer
+    return entries, _single(entries, longer, landmark), longer, early
 
 
 def _stream_spot(spot):
@@ -667,7 +671,7 @@ def _stream_spot(spot):
     entry itself (what a hold names, see ResponseStream.walk_step). None when an
     entry has no stream form that a match found stands by (see ResponseStream.answer):
     the stream's watchers are asked there."""
-    entries, _, longer = spot
+    entries, _, longer, _ = spot
     plan = []
     for k, entry in enumerate(entries):
         kind, region, delimiter, _ = entry

@@ -342,7 +342,7 @@ class WholePass:
                         # region and looks on after it, or in it if it never ends.
                         done = False
                         break
-                entries, single, longer = spot
+                entries, single, longer, early = spot
                 if single is not None:
                     kind, region, form, lead, named, literals, otherwise = single
                     if form is None:
@@ -407,7 +407,7 @@ class WholePass:
                 if current is not None and (opened or start > pos):
                     had_content = True
                     self.current, self.captures = current, captures
-                    if decoded_at == start:
+                    if decoded_at is not None and decoded_at == start:
                         # (A region the walk opened: no text of the prompt's tail is in it.)
                         close_with(body, None, False, decoded)
                     else:
@@ -431,7 +431,8 @@ class WholePass:
                         strings = None
                 else:
                     current, captures, opened = implicit, {}, False
-                    strings = decode = decoded_at = None
+                    if strings is not None:  # (else decode and decoded_at are None too)
+                        strings = decode = decoded_at = None
                     if not (had_content or start != end):
                         # A zero-width close of an empty region would fire forever: the
                         # pass ends here, the rest unread.
@@ -443,7 +444,7 @@ class WholePass:
                     # from here.
                     done = False
                     break
-                if end - base < found.end():
+                if early and end - base < found.end():
                     # A match that ends before its landmark does, at a lookahead (Mistral's
                     # call closed where the next one opens): the next mode's landmark may
                     # begin where it ends, so the search starts again there.

@@ -275,6 +275,10 @@ AHEAD_REFERENCE = load_response_template(AHEAD)
 
 def test_a_close_ending_at_a_lookahead_is_walked_and_lets_the_turn_end_there():
     assert "tool_calls" in AHEADS.TABLE.walks
+    # Only the landmarks of the close with a lookahead search again after a commit.
+    assert AHEADS.TABLE.walks["tool_calls"]["<eos>"][3] is True
+    assert AHEADS.TABLE.walks["tool_calls"]["</call>"][3] is True  # (per delimiter)
+    assert AHEADS.TABLE.walks[None]["<call "][3] is False
     text = "a<call f>{}</call>\n b<call g>[1]<eos>"
     stream = AHEADS.ResponseStream(AHEADS.TABLE, "")
     message = stream.parse_whole(text)
@@ -358,11 +362,11 @@ SHARED_REFERENCE = load_response_template(SHARED)
 
 
 def test_literals_sharing_a_landmark_have_their_winner_in_the_table():
-    entries, single, _ = SHARING.TABLE.walks[None]["<think>"]
+    entries, single, _, _ = SHARING.TABLE.walks[None]["<think>"]
     assert sorted(entry[0] for entry in entries) == ["close", "open"]
     assert single[:2] == ("open", SHARING.TABLE.by_name["reasoning_content"])
     # A delimiter with a lead is walked without comparing too: from the run before it.
-    _, single, _ = LEADING.TABLE.walks[None]["<call:"]
+    _, single, _, _ = LEADING.TABLE.walks[None]["<call:"]
     assert single[0] == "open" and single[3] is not None
 
 
@@ -385,7 +389,7 @@ BESIDE_PIECES = PIECES + ["<a>", "<a>call:f>", "<a>call:>", "<a>call", "x<a>y", 
 
 
 def test_a_longer_form_beside_literals_has_its_fallback_in_the_table():
-    _, single, longer = BESIDES.TABLE.walks[None]["<a>"]
+    _, single, longer, _ = BESIDES.TABLE.walks[None]["<a>"]
     kind, region, form, lead, named, literals, otherwise = single
     assert (kind, region.name, lead, named) == ("open", "tool_calls", None, True)
     assert literals == ("<a>call:",) and otherwise[0] == "close"
@@ -417,7 +421,7 @@ OVER_PIECES = PIECES + ["<a>", "<a><f=g>", "<a>\n<f=g>", "<f=g>", "<a><f=>", "<a
 
 
 def test_a_form_that_only_begins_with_the_landmark_has_its_fallback_in_the_table():
-    _, single, longer = OVERS.TABLE.walks[None]["<a>"]
+    _, single, longer, _ = OVERS.TABLE.walks[None]["<a>"]
     kind, region, form, lead, named, literals, otherwise = single
     assert longer is None and (kind, region.name, lead, named) == ("open", "tool_calls", None, True)
     assert literals is None and otherwise[0] == "close"
@@ -447,7 +451,7 @@ def test_a_form_that_may_match_the_landmark_alone_is_compared_there():
     spec["fields"]["content"] = {"close_pattern": "<a>y?", "content": "text"}
     walks, loop = _walking(spec, True), _walking(spec, False)
     reference = load_response_template(spec)
-    entries, single, _ = walks.TABLE.walks[None]["<a>"]
+    entries, single, _, _ = walks.TABLE.walks[None]["<a>"]
     assert len(entries) == 2 and single is None
     for text in ("q<a>r</think>z", "q<a>yr</think>z"):
         message = walks.parse_response(text, prefix="")
@@ -481,7 +485,7 @@ def test_a_form_that_may_stop_before_its_literal_is_compared_at_the_landmark():
     }
     walks, loop = _walking(spec, True), _walking(spec, False)
     reference = load_response_template(spec)
-    entries, single, _ = walks.TABLE.walks[None]["<a>"]
+    entries, single, _, _ = walks.TABLE.walks[None]["<a>"]
     assert len(entries) == 2 and single is None
     for text in ("x<a>call:y", "a<a>b<a>call:z</think>q", "<a>call:</think><a>"):
         message = walks.parse_response(text, prefix="")
