@@ -495,7 +495,14 @@ class Builder:
         expr = named(self.delimiter_expr(self._bound(node)), f"{name}_close")
         f = self.template.field(name)
         if f.content == "text":
-            return self.with_text_before(expr, self.closes[name].root, inside=True)
+            # A region that yields (docs/extensions.md, yield) reads its targets' opens in
+            # its text as regions of theirs: its text keeps them out, as text outside
+            # regions does (Qwen3-Coder's reasoning, <tool_call>\n<function=x</think>).
+            targets = [(t, self.opens[t]) for t in f.yields if t in self.opens]
+            return self.with_text_before(
+                expr, self.closes[name].root, inside=True,
+                also=tuple(tree.root for _, tree in targets) + _heads(targets),
+            )
         head = tag_head(f)
         if head is not None and self.bounds is None and _ends_with_fixed_char(
                 self.opens[name].root):
@@ -593,12 +600,13 @@ class Builder:
 
     # ------------------------------------------------------------ text before
 
-    def with_text_before(self, expr: Expr, own: ast.Node | None, inside: bool = False) -> Expr:
+    def with_text_before(self, expr: Expr, own: ast.Node | None, inside: bool = False,
+                         also: tuple[ast.Node, ...] = ()) -> Expr:
         """``expr`` preceded by optional text, read as the parser reads it: the text runs to
         the first place a watched delimiter matches, and that is where ``expr`` begins.
         ``own`` is the delimiter ``expr`` writes; the others watched here may not match in
-        the text at all."""
-        others: tuple[ast.Node, ...] = self._markers_out() if inside else tuple(
+        the text at all (inside a region: the end-of-turn markers, and ``also``)."""
+        others: tuple[ast.Node, ...] = self._markers_out() + also if inside else tuple(
             tree.root for _, tree in self.outside if tree.root is not own) + self.heads + (
             self._markers_out())
         owns = (own,) if own is not None else ()

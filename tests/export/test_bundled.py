@@ -246,3 +246,21 @@ def test_the_bounded_llguidance_form_masks_a_parameterless_qwen3_coder_call():
         assert allowed[token], tok.decode([token])
         assert matcher.consume_token(token)
     assert matcher.is_accepting()
+
+
+@pytest.mark.parametrize("name", ["qwen3", "qwen3_coder"])
+def test_reasoning_that_yields_keeps_the_call_open_out_of_its_text(name):
+    """The bundled forms read a call written in the think block as a call (yield), so the
+    exported reasoning text may not hold its open: SmolLM2 once wrote
+    ``<tool_call>\\n<function=fn</think>\\n`` there as reasoning, which the parser read as a
+    call named ``fn</think``. Text without the open is still reasoning."""
+    f = family(name)
+    lark_parser = lark.Lark(f.export("lark").text, parser="earley", lexer="dynamic")
+    call = {"qwen3": '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>',
+            "qwen3_coder": "<tool_call>\n<function=f>\n</function>\n</tool_call>"}[name]
+    think = "" if f.prompt.endswith("<think>\n") else "<think>\n"  # (the prompt opens it)
+    lark_parser.parse(f"{think}plan, then answer\n</think>\n\nOK<|im_end|>")
+    held = f"{think}plan {call} more\n</think>\n\nOK<|im_end|>"
+    with pytest.raises(lark.exceptions.LarkError):
+        lark_parser.parse(held)
+    assert llg_accepts(f.export("llguidance").text, held) is not None
