@@ -404,10 +404,12 @@ class Builder:
         # marker, where the model's tokenizer stops at it, is no text of the output.
         middle = [i for i in range(len(close.alternatives)) if i not in ending and not any(
             _ends_with_literal(close.alternatives[i], m) for m in self.markers)]
-        if f.content == "text":
+        if f.content == "text" or tag_head(f) is not None:
             # A text region's close that is only a lookahead (Kimi K3's reasoning, ended
             # where a response opens) is not written: the text would end at nothing the
-            # lexer sees. The parser reads such outputs; the grammar writes the close.
+            # lexer sees. The parser reads such outputs; the grammar writes the close. So
+            # for an xml-inline body, whose close is written after text too (see
+            # close_expr): Qwen3-Coder's call without </tool_call> before <|im_end|>.
             middle = [i for i in middle if not _only_lookahead(close.alternatives[i])]
         options: list[Expr] = []
         # Which close alternatives may come before each next step (and, for a region, before
