@@ -4899,7 +4899,7 @@ class WatcherAnswers:
                         # No match begins in the run of lead characters before j either (a
                         # later start there reads the same literal and rest). One may pend
                         # at t, but a complete match further on is the answer even so
-                        # (search rule 1): the next literals are tried (Qwen3-Coder's close
+                        # (search rule 1): the next literals are tried (a close
                         # "</tool_call>\s*|</function>\s*<\|im_end\|>" fails at "</function>"
                         # and matches at the "</tool_call>" after it; the nested objects of
                         # Llama 3's arguments end in "}" too). Where it is known which

@@ -399,7 +399,7 @@ class Builder:
             return seq(head, tail)
         ending = [i for i in range(len(close.alternatives))
                   if any(i in close.reading(m) for m in self.markers)]
-        # A close that ends with a marker but does more (Qwen3-Coder's
+        # A close that ends with a marker but does more (Qwen3-Coder's, once:
         # </function>\s*<|im_end|>) is not written: the parser reads on after it, and the
         # marker, where the model's tokenizer stops at it, is no text of the output.
         middle = [i for i in range(len(close.alternatives)) if i not in ending and not any(
@@ -693,9 +693,9 @@ def _split_tail(node: ast.Node) -> tuple[ast.Node, ast.Node]:
 
 
 def _ends_with_literal(node: ast.Node, text: str) -> bool:
-    """Whether every match of ``node`` ends with ``text`` (Qwen3-Coder's close
-    ``</function>\\s*<|im_end|>`` ends the turn: the parser reads on after it, the
-    family does not)."""
+    """Whether every match of ``node`` ends with ``text`` (a close
+    ``</function>\\s*<|im_end|>``, Qwen3-Coder's once, ends the turn: the parser reads on
+    after it, the family does not)."""
     items = list(node.items) if isinstance(node, ast.Concat) else [node]
     tail = ""
     for item in reversed(items):
