@@ -3477,9 +3477,11 @@ def _walk_spot(landmark, found):
     shorter landmark costs no failed match (see ``WholePass.best_at``). ``early``:
     whether an entry's pattern has a lookahead (Qwen3's call closed where <|im_end|>
     stands), so that its match may end before the landmark does (the walk then
-    searches again from there). ("(?=" also where escaped: a needless search at worst.)"""
+    searches again from there; a negative one too, a needless search at worst)."""
     entries = [entry for entry, _ in found]
-    early = any("(?=" in entry[2].later.nfa.source for entry in entries)
+    early = any(
+        st[0] == LOOK for entry in entries for st in entry[2].later.nfa.states
+    )
     if all(landmark in literals for _, literals in found):
         return entries, _single(entries, None, landmark), None, early
     longer = [None if landmark in literals else tuple(literals) for _, literals in found]
