@@ -1055,6 +1055,14 @@ def _plain_groups(names, group_names):
     )
 
 
+def split_layout(form):
+    """``(stride, key, value)`` for the parts of ``form.split``: per match its groups and
+    the text before it, and where in them the groups ``key`` and ``value`` of an
+    xml-inline tag pattern stand (None for a group it lacks)."""
+    index = form.groupindex
+    return form.groups + 1, index.get("key"), index.get("value")
+
+
 class CompiledRegex:
     """A compiled delimiter pattern: its program (NFA), character classes and DFA.
 
@@ -1136,8 +1144,12 @@ class CompiledRegex:
         self.form_dollar = self.form_whole and captures.get("stream") not in (
             None, captures["source"]
         )
+        # What group_split's parts are, per match: how many (its groups and the text
+        # before it), and where the xml-inline groups ``key`` and ``value`` stand.
+        self.split_layout = None
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
+            self.split_layout = split_layout(self.captures)
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
         # its groups' aliases, the literal, and the characters outside S (see
         # automata/capture.py, lazy_tail_pattern; used by WholePass.complete).
@@ -1265,6 +1277,20 @@ class CompiledRegex:
         ):
             return self.captures.finditer(text)  # type: ignore[union-attr]
         return self.finditer(text)
+
+    def group_split(self, text: str):
+        """``(parts, layout)``: the stdlib form's ``split`` of ``text`` (the text before
+        each match, then the match's groups, and the text after the last), where
+        ``group_finditer`` would run that form (see stdlib_finditer), and its
+        ``split_layout``; else None. A body of tags then costs one C call, not a
+        Python step per tag."""
+        layout = self.split_layout
+        counted = self.counted
+        if layout is not None and counted is not None and (
+            not counted or sum(map(text.count, counted)) <= self.count_budget
+        ):
+            return self.captures.split(text), layout  # type: ignore[union-attr]
+        return None
 
     def last_end(self, text: str) -> int | None:
         """Where the last match of ``finditer(text)`` ends, or None when there is none."""
@@ -1970,6 +1996,7 @@ class TagChain:
         self.searched = 0
         self.formed = 0
         self.group_finditer = self.finditer  # what parse_xml_inline is handed
+        self.split_layout = split_layout(self.form)
 
     # An attempt of the form may read to the end of the text: at most this many
     # attempts (occurrences of the leading literal), or the text is walked instead.
@@ -1986,6 +2013,15 @@ class TagChain:
             self.formed += 1
             return self.form.finditer(text)
         return self.walk(text)
+
+    def group_split(self, text: str):
+        """``(parts, layout)``: the form's ``split`` of ``text`` where ``finditer`` would
+        run the form (see CompiledRegex.group_split); else None."""
+        attempts = text.count(self.lead)
+        if attempts <= self.FORM_ATTEMPTS and len(text) <= self.FORM_TEXT * (attempts + 1):
+            self.formed += 1
+            return self.form.split(text), self.split_layout
+        return None
 
     def walk(self, text: str) -> list:
         """Every match, in order, by one forward pass over the text."""
@@ -2167,11 +2203,13 @@ def parse_xml_inline(
     args: dict,
     finditer: "Finditer | None",  # noqa: UP037
     value_parser: "ValueParser | None",  # noqa: UP037
+    split=None,
 ) -> dict:
     """Flat XML-ish tags as a dict: one entry per match of the tag pattern.
 
     ``args``: ``tag_pattern`` (for messages) and ``merge_duplicates`` (boolean); with
     ``tags_only`` (the ``recover`` extension), ``tags_leads`` and ``tags_closers``.
+    ``split``: with ``tags_only``, the tag pattern's ``group_split`` (or None).
     """
     if finditer is None:
         raise ValueError("xml-inline: 'tag_pattern' content_arg is required")
@@ -2181,6 +2219,10 @@ def parse_xml_inline(
             f"expected string or buffer (xml-inline: got {type(body).__name__} to parse)"
         )
     if args.get("tags_only", False):
+        if split is not None:
+            whole = _xml_tags_split(body, args, split(body), value_parser)
+            if whole is not None:
+                return whole
         return _xml_inline_tags_only(body, args, finditer, value_parser)
     merge = args["merge_duplicates"]
     out: dict = {}
@@ -2259,6 +2301,36 @@ def _xml_inline_tags_only(
     ) != tags:
         _xml_tags_only_end(body, read, tags, args)
     return out
+
+
+def _xml_tags_split(body: str, args: dict, found, value_parser) -> dict | None:
+    """``_xml_inline_tags_only``'s answer from the tag pattern's ``split`` of the body
+    (``found``, see CompiledRegex.group_split) where it passes every check: the text
+    between the tags, its closing tags taken out, is whitespace; each key is given
+    once; as many tags open as were read. None where it does not (or ``found`` is
+    None): the loop then finds the failure, and says it as ever."""
+    if found is None:
+        return None
+    parts, (stride, k, v) = found
+    if k is None:
+        return None
+    keys = parts[k::stride]
+    if None in keys or len(set(keys)) != len(keys):
+        return None
+    # The closing tags hold no whitespace (see codegen), so joined by a space no two
+    # gaps make one up.
+    between = " ".join(parts[::stride])
+    for closer in args["tags_closers"]:
+        if closer in between:
+            between = between.replace(closer, "")
+    if between and not between.isspace():
+        return None
+    if sum(map(body.count, args["tags_leads"])) != len(keys):
+        return None
+    values = [""] * len(keys) if v is None else parts[v::stride]
+    if value_parser is not None:
+        values = map(value_parser, values)
+    return dict(zip(keys, values, strict=True))
 
 
 def _xml_untagged(body: str, start: int, end: int, closers: list) -> None:
@@ -8560,9 +8632,9 @@ def _process_0(body, captures):
 
 def _content_1(body):
     try:
-        return parse_xml_inline(body, _ARGS_content_1, _TAGS[0].group_finditer, None)
+        return parse_xml_inline(body, _ARGS_content_1, _TAGS[0].group_finditer, None, _TAGS[0].group_split)
     except ValueError:
-        return parse_xml_inline(body, _ARGS_content_1_retry, _TAGS[1].group_finditer, None)
+        return parse_xml_inline(body, _ARGS_content_1_retry, _TAGS[1].group_finditer, None, _TAGS[1].group_split)
 
 def _process_1(body, captures):
     content = _content_1(body)

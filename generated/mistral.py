@@ -1038,6 +1038,14 @@ def _plain_groups(names, group_names):
     )
 
 
+def split_layout(form):
+    """``(stride, key, value)`` for the parts of ``form.split``: per match its groups and
+    the text before it, and where in them the groups ``key`` and ``value`` of an
+    xml-inline tag pattern stand (None for a group it lacks)."""
+    index = form.groupindex
+    return form.groups + 1, index.get("key"), index.get("value")
+
+
 class CompiledRegex:
     """A compiled delimiter pattern: its program (NFA), character classes and DFA.
 
@@ -1119,8 +1127,12 @@ class CompiledRegex:
         self.form_dollar = self.form_whole and captures.get("stream") not in (
             None, captures["source"]
         )
+        # What group_split's parts are, per match: how many (its groups and the text
+        # before it), and where the xml-inline groups ``key`` and ``value`` stand.
+        self.split_layout = None
         if self.plain_groups:
             self.group_finditer = self.stdlib_finditer
+            self.split_layout = split_layout(self.captures)
         # For a pattern ``head S*? literal`` with no such form: the head's stdlib form,
         # its groups' aliases, the literal, and the characters outside S (see
         # automata/capture.py, lazy_tail_pattern; used by WholePass.complete).
@@ -1248,6 +1260,20 @@ class CompiledRegex:
         ):
             return self.captures.finditer(text)  # type: ignore[union-attr]
         return self.finditer(text)
+
+    def group_split(self, text: str):
+        """``(parts, layout)``: the stdlib form's ``split`` of ``text`` (the text before
+        each match, then the match's groups, and the text after the last), where
+        ``group_finditer`` would run that form (see stdlib_finditer), and its
+        ``split_layout``; else None. A body of tags then costs one C call, not a
+        Python step per tag."""
+        layout = self.split_layout
+        counted = self.counted
+        if layout is not None and counted is not None and (
+            not counted or sum(map(text.count, counted)) <= self.count_budget
+        ):
+            return self.captures.split(text), layout  # type: ignore[union-attr]
+        return None
 
     def last_end(self, text: str) -> int | None:
         """Where the last match of ``finditer(text)`` ends, or None when there is none."""

@@ -210,6 +210,7 @@ class TagPattern:
         finder = self.chain if self.chain is not None else self.regex
         assert finder is not None
         self.group_finditer = finder.group_finditer
+        self.group_split = finder.group_split
 
     def to_data(self) -> dict:
         return {

@@ -398,6 +398,17 @@ def _escape_code_point(cp: int) -> str:
 FinditerFactory = Callable[[str], Finditer]
 
 
+def splits_tags(plan: ContentPlan) -> bool:
+    """Whether a ``tags_only`` xml-inline body is read by one split of its tag pattern
+    first (see runtime/content.py, ``_xml_tags_split``): when its closing tags hold no
+    whitespace, so that the gaps between tags, joined by a space, make up none."""
+    return (
+        plan.function == "parse_xml_inline" and plan.tag_pattern is not None
+        and bool(plan.args.get("tags_only"))
+        and not any(c.isspace() for closer in plan.args["tags_closers"] for c in closer)
+    )
+
+
 def _engine_finditer(pattern: str) -> Finditer:
     return compile_tag_pattern(pattern).group_finditer
 
@@ -410,10 +421,14 @@ def build_parser(
     ``compile_pattern`` turns a tag pattern into a ``finditer``; by default our own
     regex engine (the one generated modules embed).
     """
+    engine = compile_pattern is None
     compile_pattern = compile_pattern or _engine_finditer
     function = getattr(content_runtime, plan.function)
     args = plan.args
     nested = build_parser(plan.value_parser, compile_pattern) if plan.value_parser else None
+    if engine and splits_tags(plan):
+        tag = compile_tag_pattern(plan.tag_pattern)
+        return lambda body: function(body, args, tag.group_finditer, nested, tag.group_split)
     if plan.function == "parse_xml_inline":
         finditer = compile_pattern(plan.tag_pattern) if plan.tag_pattern is not None else None
         return lambda body: function(body, args, finditer, nested)

@@ -163,6 +163,8 @@ def _content_function(
                     module.need("chain")
                 call += f", {finditer}"
             call += f", {nested}"
+            if content_plans.splits_tags(plan):
+                call += f", _TAGS[{module.tag(plan.tag_pattern)}].group_split"
             if plan.function == "parse_xml_typed":
                 call += f", {_typed_parsers(name, plan, module, where)}"
         call += ")"

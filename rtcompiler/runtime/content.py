@@ -416,11 +416,13 @@ def parse_xml_inline(
     args: dict,
     finditer: "Finditer | None",  # noqa: UP037
     value_parser: "ValueParser | None",  # noqa: UP037
+    split=None,
 ) -> dict:
     """Flat XML-ish tags as a dict: one entry per match of the tag pattern.
 
     ``args``: ``tag_pattern`` (for messages) and ``merge_duplicates`` (boolean); with
     ``tags_only`` (the ``recover`` extension), ``tags_leads`` and ``tags_closers``.
+    ``split``: with ``tags_only``, the tag pattern's ``group_split`` (or None).
     """
     if finditer is None:
         raise ValueError("xml-inline: 'tag_pattern' content_arg is required")
@@ -430,6 +432,10 @@ def parse_xml_inline(
             f"expected string or buffer (xml-inline: got {type(body).__name__} to parse)"
         )
     if args.get("tags_only", False):
+        if split is not None:
+            whole = _xml_tags_split(body, args, split(body), value_parser)
+            if whole is not None:
+                return whole
         return _xml_inline_tags_only(body, args, finditer, value_parser)
     merge = args["merge_duplicates"]
     out: dict = {}
@@ -574,6 +580,36 @@ def _xml_inline_tags_only(
     ) != tags:
         _xml_tags_only_end(body, read, tags, args)
     return out
+
+
+def _xml_tags_split(body: str, args: dict, found, value_parser) -> dict | None:
+    """``_xml_inline_tags_only``'s answer from the tag pattern's ``split`` of the body
+    (``found``, see CompiledRegex.group_split) where it passes every check: the text
+    between the tags, its closing tags taken out, is whitespace; each key is given
+    once; as many tags open as were read. None where it does not (or ``found`` is
+    None): the loop then finds the failure, and says it as ever."""
+    if found is None:
+        return None
+    parts, (stride, k, v) = found
+    if k is None:
+        return None
+    keys = parts[k::stride]
+    if None in keys or len(set(keys)) != len(keys):
+        return None
+    # The closing tags hold no whitespace (see codegen), so joined by a space no two
+    # gaps make one up.
+    between = " ".join(parts[::stride])
+    for closer in args["tags_closers"]:
+        if closer in between:
+            between = between.replace(closer, "")
+    if between and not between.isspace():
+        return None
+    if sum(map(body.count, args["tags_leads"])) != len(keys):
+        return None
+    values = [""] * len(keys) if v is None else parts[v::stride]
+    if value_parser is not None:
+        values = map(value_parser, values)
+    return dict(zip(keys, values, strict=True))
 
 
 def _xml_untagged(body: str, start: int, end: int, closers: list) -> None:

@@ -8,7 +8,7 @@ tag pattern over a closed region, backreference pairs included.
 from __future__ import annotations
 
 # A generated module defines these in the sections before this one.
-from .compiled_regex import regex_from_data
+from .compiled_regex import regex_from_data, split_layout
 from .match import Match
 from .prefilter import char_class_source
 
@@ -83,6 +83,7 @@ class TagChain:
         self.searched = 0
         self.formed = 0
         self.group_finditer = self.finditer  # what parse_xml_inline is handed
+        self.split_layout = split_layout(self.form)
 
     # An attempt of the form may read to the end of the text: at most this many
     # attempts (occurrences of the leading literal), or the text is walked instead.
@@ -99,6 +100,15 @@ class TagChain:
             self.formed += 1
             return self.form.finditer(text)
         return self.walk(text)
+
+    def group_split(self, text: str):
+        """``(parts, layout)``: the form's ``split`` of ``text`` where ``finditer`` would
+        run the form (see CompiledRegex.group_split); else None."""
+        attempts = text.count(self.lead)
+        if attempts <= self.FORM_ATTEMPTS and len(text) <= self.FORM_TEXT * (attempts + 1):
+            self.formed += 1
+            return self.form.split(text), self.split_layout
+        return None
 
     def walk(self, text: str) -> list:
         """Every match, in order, by one forward pass over the text."""

@@ -16,7 +16,7 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing import parse_response as ref_parse_response
 
@@ -144,16 +144,17 @@ def test_typed_values_are_held_to_it_too():
 
 
 def _counting(module: Any) -> list[int]:
-    """Wrap each tag pattern's finditer of ``module`` to count its calls."""
+    """Wrap each tag pattern's finditer and split of ``module`` to count their calls."""
     calls = [0] * len(module._TAGS)
     for k, tag in enumerate(module._TAGS):
-        finditer = tag.group_finditer
+        for name in ("group_finditer", "group_split"):
+            read = getattr(tag, name)
 
-        def counted(body: str, k: int = k, finditer: Any = finditer) -> Any:
-            calls[k] += 1
-            return finditer(body)
+            def counted(body: str, k: int = k, read: Any = read) -> Any:
+                calls[k] += 1
+                return read(body)
 
-        tag.group_finditer = counted
+            setattr(tag, name, counted)
     return calls
 
 
@@ -171,11 +172,12 @@ def test_the_second_pattern_runs_only_on_a_body_the_first_did_not_read_whole():
     calls = _counting(module)
     good = "<function=f><parameter=a>1</parameter></function>" * 5
     assert module.parse_response(good, prefix="") == {"tool_calls": [call("f", a="1")] * 5}
-    assert sorted(calls) == [0, 5]
+    assert sorted(calls) == [0, 5]  # one split of each body
     calls[:] = [0] * len(calls)
     bad = "<function=f><parameter=a>1<parameter=b>2</function>" * 5
     assert module.parse_response(bad, prefix="") == {"tool_calls": [call("f", a="1", b="2")] * 5}
-    assert calls == [5, 5]
+    # The first pattern's split, then its loop (which finds the failure), then the second.
+    assert calls == [10, 5]
 
 
 SIZES = (2_000, 8_000, 32_000)
@@ -272,3 +274,82 @@ def test_a_second_pattern_outside_our_dialect_is_refused_by_its_name():
         compile_template(with_field(recover_tag_pattern=r"<p=(?P<key>\w+)>(?<=x)"))
     assert str(info.value).startswith("fields.tool_calls.recover_tag_pattern: unsupported "
                                       "lookbehind")
+
+
+# -- one split of the body, where it reads the body whole ------------------------------------
+# A body that passes the checks is read from one C call (the tag pattern's split), not a
+# Python step per tag; any other falls back to the loop, which says what is wrong.
+
+SPLIT_PATTERNS = [
+    TAG,
+    r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)(?:\n?</parameter>|\n</function>)",
+    r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",  # a chain (a backreference)
+    r"<flag=(?P<key>\w+)/>",  # no value group: each value is ""
+]
+PIECES = st.sampled_from([
+    "<parameter=a>1</parameter>", "<parameter=b>x y</parameter>", "<parameter=a>2</parameter>",
+    "<parameter=c>\nv\n</parameter>", "<parameter=d>", "</parameter>", "</function>", "<a>1</a>",
+    "<b>2</b>", "<flag=a/>", "<flag=b/>", " ", "\n", "zz", "</para", "meter>", "<parameter=",
+])
+
+
+def _outcome(read: Any, body: str) -> Any:
+    try:
+        return read(body)
+    except (ValueError, TypeError) as exc:
+        return type(exc), str(exc)
+
+
+@settings(max_examples=300, deadline=None)
+# Two gaps that would make up a closing tag if they were joined end to end.
+@example(pattern=TAG, pieces=["</para", "<parameter=a>1</parameter>", "meter>"], merge=False)
+@given(pattern=st.sampled_from(SPLIT_PATTERNS), pieces=st.lists(PIECES, max_size=8),
+       merge=st.booleans())
+def test_the_split_gives_what_the_loop_gives(pattern, pieces, merge):
+    from rtcompiler.automata import compile_tag_pattern
+    from rtcompiler.codegen.content import content_plan, splits_tags
+    from rtcompiler.runtime.content import parse_xml_inline
+
+    plan = content_plan(
+        "xml-inline", {"tag_pattern": pattern, "merge_duplicates": merge}, tags_only=True)
+    assert splits_tags(plan)
+    tag = compile_tag_pattern(pattern)
+    body = "".join(pieces)
+    split = _outcome(
+        lambda b: parse_xml_inline(b, plan.args, tag.group_finditer, None, tag.group_split), body)
+    loop = _outcome(lambda b: parse_xml_inline(b, plan.args, tag.group_finditer, None), body)
+    assert split == loop
+
+
+def test_a_body_of_tags_is_read_without_the_loop(monkeypatch):
+    from rtcompiler.codegen.content import build_parser, content_plan
+    from rtcompiler.runtime import content as runtime
+
+    plan = content_plan("xml-inline", {"tag_pattern": TAG}, tags_only=True)
+    read = build_parser(plan)
+    body = "<parameter=a>1</parameter>\n<parameter=b>2</parameter></parameter>\n"
+    looped = []
+    real = runtime._xml_inline_tags_only
+    monkeypatch.setattr(runtime, "_xml_inline_tags_only",
+                        lambda *a: looped.append(a) or real(*a))
+    assert read(body) == {"a": "1", "b": "2"}
+    assert looped == []
+    # A body that fails a check is read again by the loop, which names the failure.
+    with pytest.raises(ValueError, match="text outside the tags"):
+        read(body + "zz")
+    assert len(looped) == 1
+
+
+def test_closing_tags_with_whitespace_are_never_split():
+    from rtcompiler.codegen.content import content_plan, splits_tags
+
+    spaced = r"<p (?P<key>\w+)>(?P<value>.*?)</p >"
+    plan = content_plan("xml-inline", {"tag_pattern": spaced}, tags_only=True)
+    assert plan.args["tags_closers"] == ["</p >"]
+    assert not splits_tags(plan)
+
+
+def test_the_generated_module_splits_a_tags_only_body():
+    source = compile_template(SPEC).source
+    assert "].group_split)" in source
+    assert "].group_split)" not in compile_template(strict_spec(SPEC)).source
