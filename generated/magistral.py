@@ -7578,7 +7578,7 @@ _REGEX_DATA = [
             'lead': 0,
             'lead_ranges': [],
             'lead_is_loop': False,
-            'bare': False,
+            'bare': True,
             'exact': False,
             'ahead': False,
         },

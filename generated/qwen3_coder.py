@@ -7739,7 +7739,7 @@ _REGEX_DATA = [
             'lead': 0,
             'lead_ranges': [],
             'lead_is_loop': False,
-            'bare': False,
+            'bare': True,
             'exact': False,
             'ahead': False,
         },

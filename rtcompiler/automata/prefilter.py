@@ -97,6 +97,10 @@ def _is_bare(node: ast.Node) -> bool:
         return _is_bare(node.item)
     if isinstance(node, ast.Alternation):
         return all(_is_bare(alt) for alt in node.alternatives)
+    if isinstance(node, ast.Lookahead):
+        # (Qwen3's call closed where <|im_end|> stands: the attempt reads the literal,
+        # though its match holds none of it.)
+        return not node.negative and _is_bare(node.item)
     if isinstance(node, ast.Concat):
         if not node.items:
             return False

@@ -60,6 +60,20 @@ def test_an_optional_part_brings_its_literal_and_the_one_after_it():
     assert facts["lead_is_loop"]
 
 
+def test_a_lookahead_of_a_literal_begins_its_attempts_at_the_literal():
+    # Qwen3's call close: every attempt reads a literal from where it begins, the
+    # lookahead's too, so what pends in text without one is a literal's beginning at
+    # the end (the stream's quick path holds "</too" without asking the watchers).
+    for pattern in (r"</tool_call>\s*|(?=<\|im_end\|>)", r"(?=<tool_call>)|</think>\n",
+                    r"<\|end\|>|<\|call\|>|(?=<\|start\|>)"):
+        assert compile_regex(pattern).prefilter_facts["bare"], pattern
+    # Not a negative one (it matches where no literal is: no prefilter at all), nor
+    # one whose own attempts may begin before a literal.
+    for pattern in (r"</a>|(?!<b>)", r"</a>|(?=\s*<b>)", r"</a>|(?=<b>|c*)"):
+        facts = compile_regex(pattern).prefilter_facts
+        assert facts is None or not facts["bare"], pattern
+
+
 def test_an_alternation_without_a_literal_of_its_own_takes_the_one_after_it():
     # Llama 3's call open: "^\s*" holds no literal, but "{" follows every alternative;
     # "^" consumes nothing, so it only narrows where a match begins.

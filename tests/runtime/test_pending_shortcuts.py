@@ -73,8 +73,8 @@ TEMPLATES = [
                     "close": "<|end|>", "content": "text"},
     },
     {
-        # Qwen3's call close: an alternation with a lookahead, answered from its
-        # branches (branch_answer).
+        # Qwen3's call close: an alternation with a lookahead of a literal, a simple
+        # pattern (every attempt begins at a literal).
         "tool_calls": {
             "open_pattern": "\\s*<tool_call>",
             "close_pattern": "</tool_call>\\s*|(?=<\\|im_end\\|>)",
@@ -418,9 +418,9 @@ def test_the_remembered_answers_stay_few():
 
 
 def test_an_alternation_with_a_lookahead_is_answered_without_a_scanner():
-    """Qwen3's call close ``</tool_call>\\s*|(?=<\\|im_end\\|>)`` has no stdlib form of its
-    own (the lookahead): each branch's does. A streamed call body, its close pending at
-    the end, then whole, is answered with stdlib calls alone (branch_answer)."""
+    """Qwen3's call close ``</tool_call>\\s*|(?=<\\|im_end\\|>)``: a streamed call body,
+    its close pending at the end, then whole, is answered with stdlib calls alone (what
+    pends, from the literals' beginnings; a match, from the form at the literal)."""
     module = _module(TEMPLATES[4], shortcuts=True)
     regex = module.TABLE.regions[0].close.regex
     assert regex.branch_search
@@ -530,3 +530,32 @@ def test_a_delimiter_anchored_at_the_start_makes_no_scanner_there_either():
     finally:
         module.ResponseStream.scanner = scanner
     assert made == []
+
+
+def test_a_close_beginning_at_the_end_of_a_call_body_is_held_without_a_scan():
+    """Qwen3's call close, a lookahead among its branches, is a simple pattern: a token
+    that ends with the close's beginning ("</too") is held by the quick path of feed
+    (the hold search), with no pass over the watchers, as for a literal close."""
+    from rtcompiler.codegen import load_parser
+    from rtcompiler.grammars import grammar
+
+    module = load_parser(load_template(grammar("qwen3").spec))
+    passes = []
+    process = module.ResponseStream.process
+
+    def counted(self, *args, **kwargs):
+        passes.append(self.text(self.pos, self.end))
+        return process(self, *args, **kwargs)
+
+    module.ResponseStream.process = counted
+    parser = module.ResponseParser("")
+    for piece in ("<tool_call>\n", '{"name": "f", ', '"arguments": {}}', "\n</too"):
+        parser.feed(piece)
+    stream = parser._stream
+    assert stream.current == "tool_calls"
+    assert stream.text(stream.pos, stream.end) == "</too"
+    assert passes == ["<tool_call>\n"]  # the open alone
+    parser.feed("l_call>")
+    message, _ = parser.finalize()
+    assert message["tool_calls"] == [
+        {"type": "function", "function": {"name": "f", "arguments": {}}}]
