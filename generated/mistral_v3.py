@@ -3543,21 +3543,27 @@ def _walk_spot(landmark, found):
 
 def _stream_spot(spot):
     """A walk spot (see ``_walk_spot``) as a stream's walk reads it: per watch entry,
-    ``(kind, region, regex, lead, form, literals, longest, entry)``: ``regex`` None for a
-    literal delimiter (the landmark is its match), else its prefilter where it has a lead
-    class (or None), its stream form, and the literals one of which must stand at the
-    landmark for it to match there, and the longest of them (or None, 0), and the watch
-    entry itself (what a hold names, see ResponseStream.walk_step). None when an
-    entry has no stream form that a match found stands by (see ResponseStream.answer):
-    the stream's watchers are asked there."""
+    ``(kind, region, regex, lead, form, literals, longest, entry, rank)``: ``regex`` None
+    for a literal delimiter (the landmark is its match), else its prefilter where it has
+    a lead class (or None), its stream form, and the literals one of which must stand at
+    the landmark for it to match there, and the longest of them (or None, 0), the watch
+    entry itself (what a hold names, see ResponseStream.walk_step), and its place in
+    scan's order between matches of one span (an open before a close, then the
+    region's rank). None when an entry has no stream form that a match found stands by
+    (see ResponseStream.answer): the stream's watchers are asked there."""
     entries, _, longer, _ = spot
+    order = sorted(
+        range(len(entries)),
+        key=lambda k: (0 if entries[k][0] == "open" else 1, entries[k][1].rank),
+    )
+    ranks = {k: place for place, k in enumerate(order)}
     plan = []
     for k, entry in enumerate(entries):
         kind, region, delimiter, _ = entry
         literals = None if longer is None else longer[k]
         longest = 0 if literals is None else max(map(len, literals))
         if delimiter.fixed is not None:
-            plan.append((kind, region, None, None, None, literals, longest, entry))
+            plan.append((kind, region, None, None, None, literals, longest, entry, ranks[k]))
             continue
         regex = delimiter.later
         if regex.form_dollar or regex.captures_stream is None:
@@ -3565,7 +3571,7 @@ def _stream_spot(spot):
         pre = regex.prefilter
         plan.append((
             kind, region, regex, None if pre.lead_class is None else pre,
-            regex.captures_stream, literals, longest, entry,
+            regex.captures_stream, literals, longest, entry, ranks[k],
         ))
     return tuple(plan)
 
@@ -5195,8 +5201,9 @@ class StreamWalk:
         self.examined += found.end() - lo
         if plan is None:
             return None
-        best = best_key = None
-        for kind, region, regex, lead, form, literals, longest, entry in plan:
+        best = None
+        best_start = best_end = best_rank = 0
+        for kind, region, regex, lead, form, literals, longest, entry, rank in plan:
             if literals is not None and not held.startswith(literals, at):
                 if n - at < longest:
                     rest = held[at:n]
@@ -5225,17 +5232,19 @@ class StreamWalk:
                 end = m.end()
                 self.examined += end - start
                 self.formed += end - start
-            # (scan's order: a lone entry has nothing to be compared with)
-            key = (
-                None if len(plan) == 1
-                else (start, start - end, 0 if kind == "open" else 1, region.rank)
-            )
-            if best is not None and key >= best_key:
+            # (scan's order: the earliest start, then the longest match, then ``rank``)
+            if best is not None and (
+                start > best_start or start == best_start and (
+                    end < best_end or end == best_end and rank > best_rank
+                )
+            ):
                 continue
-            best_key, best = key, (kind, region, regex, m, start, end)
+            best_start, best_end, best_rank = start, end, rank
+            best = kind, region, regex, m
         if best is None:
             return None
-        kind, region, regex, m, start, end = best
+        kind, region, regex, m = best
+        start, end = best_start, best_end
         if strung:
             if kind != "close" or region.name != self.current or start != at:
                 return None  # (scan_outside_strings decides any other commit)

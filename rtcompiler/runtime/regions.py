@@ -666,21 +666,27 @@ def _walk_spot(landmark, found):
 
 def _stream_spot(spot):
     """A walk spot (see ``_walk_spot``) as a stream's walk reads it: per watch entry,
-    ``(kind, region, regex, lead, form, literals, longest, entry)``: ``regex`` None for a
-    literal delimiter (the landmark is its match), else its prefilter where it has a lead
-    class (or None), its stream form, and the literals one of which must stand at the
-    landmark for it to match there, and the longest of them (or None, 0), and the watch
-    entry itself (what a hold names, see ResponseStream.walk_step). None when an
-    entry has no stream form that a match found stands by (see ResponseStream.answer):
-    the stream's watchers are asked there."""
+    ``(kind, region, regex, lead, form, literals, longest, entry, rank)``: ``regex`` None
+    for a literal delimiter (the landmark is its match), else its prefilter where it has
+    a lead class (or None), its stream form, and the literals one of which must stand at
+    the landmark for it to match there, and the longest of them (or None, 0), the watch
+    entry itself (what a hold names, see ResponseStream.walk_step), and its place in
+    scan's order between matches of one span (an open before a close, then the
+    region's rank). None when an entry has no stream form that a match found stands by
+    (see ResponseStream.answer): the stream's watchers are asked there."""
     entries, _, longer, _ = spot
+    order = sorted(
+        range(len(entries)),
+        key=lambda k: (0 if entries[k][0] == "open" else 1, entries[k][1].rank),
+    )
+    ranks = {k: place for place, k in enumerate(order)}
     plan = []
     for k, entry in enumerate(entries):
         kind, region, delimiter, _ = entry
         literals = None if longer is None else longer[k]
         longest = 0 if literals is None else max(map(len, literals))
         if delimiter.fixed is not None:
-            plan.append((kind, region, None, None, None, literals, longest, entry))
+            plan.append((kind, region, None, None, None, literals, longest, entry, ranks[k]))
             continue
         regex = delimiter.later
         if regex.form_dollar or regex.captures_stream is None:
@@ -688,7 +694,7 @@ def _stream_spot(spot):
         pre = regex.prefilter
         plan.append((
             kind, region, regex, None if pre.lead_class is None else pre,
-            regex.captures_stream, literals, longest, entry,
+            regex.captures_stream, literals, longest, entry, ranks[k],
         ))
     return tuple(plan)
 

@@ -103,8 +103,9 @@ class StreamWalk:
         self.examined += found.end() - lo
         if plan is None:
             return None
-        best = best_key = None
-        for kind, region, regex, lead, form, literals, longest, entry in plan:
+        best = None
+        best_start = best_end = best_rank = 0
+        for kind, region, regex, lead, form, literals, longest, entry, rank in plan:
             if literals is not None and not held.startswith(literals, at):
                 if n - at < longest:
                     rest = held[at:n]
@@ -133,17 +134,19 @@ class StreamWalk:
                 end = m.end()
                 self.examined += end - start
                 self.formed += end - start
-            # (scan's order: a lone entry has nothing to be compared with)
-            key = (
-                None if len(plan) == 1
-                else (start, start - end, 0 if kind == "open" else 1, region.rank)
-            )
-            if best is not None and key >= best_key:
+            # (scan's order: the earliest start, then the longest match, then ``rank``)
+            if best is not None and (
+                start > best_start or start == best_start and (
+                    end < best_end or end == best_end and rank > best_rank
+                )
+            ):
                 continue
-            best_key, best = key, (kind, region, regex, m, start, end)
+            best_start, best_end, best_rank = start, end, rank
+            best = kind, region, regex, m
         if best is None:
             return None
-        kind, region, regex, m, start, end = best
+        kind, region, regex, m = best
+        start, end = best_start, best_end
         if strung:
             if kind != "close" or region.name != self.current or start != at:
                 return None  # (scan_outside_strings decides any other commit)
