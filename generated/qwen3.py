@@ -1186,12 +1186,19 @@ class CompiledRegex:
         # most count_budget occurrences of which keep it linear.
         self.counted: tuple | None = None
         self.count_budget = 0
+        # A text at most this long holds at most count_budget of them, uncounted: each
+        # literal occurs at most len(text) // len(literal) times (a call body of a few
+        # hundred characters is searched without reading it first).
+        self.count_free = -1
         if captures is not None and not self.form_start:
             if self.apart:
                 self.counted = ()
             elif prefilter is not None and prefilter._lead_class is None:
                 self.counted = tuple(prefilter.literals)
                 self.count_budget = self.LONG_ATTEMPTS_LIMIT // (prefilter.lead + 1)
+                self.count_free = (self.count_budget // len(self.counted) + 1) * min(
+                    map(len, self.counted)
+                ) - 1
         self.dfa = dfa
         self.alphabet = classes
         self.machine = Machine(program.states, classes.accepts, classes.is_word)
@@ -1256,7 +1263,8 @@ class CompiledRegex:
         with; else when few attempts can read far (LONG_ATTEMPTS_LIMIT)."""
         counted = self.counted
         return counted is not None and (
-            not counted or sum(map(text.count, counted)) <= self.count_budget
+            not counted or len(text) <= self.count_free
+            or sum(map(text.count, counted)) <= self.count_budget
         )
 
     def stdlib_finditer(self, text: str):
@@ -1265,7 +1273,8 @@ class CompiledRegex:
         # (stdlib_searchable, written out: a call less a tag body)
         counted = self.counted
         if counted is not None and (
-            not counted or sum(map(text.count, counted)) <= self.count_budget
+            not counted or len(text) <= self.count_free
+            or sum(map(text.count, counted)) <= self.count_budget
         ):
             return self.captures.finditer(text)  # type: ignore[union-attr]
         return self.finditer(text)
@@ -1279,7 +1288,8 @@ class CompiledRegex:
         layout = self.split_layout
         counted = self.counted
         if layout is not None and counted is not None and (
-            not counted or sum(map(text.count, counted)) <= self.count_budget
+            not counted or len(text) <= self.count_free
+            or sum(map(text.count, counted)) <= self.count_budget
         ):
             return self.captures.split(text), layout  # type: ignore[union-attr]
         return None

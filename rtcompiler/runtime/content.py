@@ -609,7 +609,7 @@ def _xml_tags_split(body: str, args: dict, found, value_parser) -> dict | None:
     values = [""] * len(keys) if v is None else parts[v::stride]
     if value_parser is not None:
         values = map(value_parser, values)
-    return dict(zip(keys, values, strict=True))
+    return dict(zip(keys, values))  # noqa: B905 (one value per key, by the split)
 
 
 def _xml_untagged(body: str, start: int, end: int, closers: list) -> None:

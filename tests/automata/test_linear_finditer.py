@@ -165,3 +165,36 @@ def test_the_stdlib_form_searches_only_where_it_is_linear(
         return
     assert rx.stdlib_searchable(unit * searchable_up_to) == (searchable_up_to > 0)
     assert not rx.stdlib_searchable(unit * (searchable_up_to + 1))
+
+
+class _CountedText(str):
+    """A text that records each ``count`` made of it."""
+
+    counts: list = []
+
+    def count(self, *args):  # type: ignore[override]
+        self.counts.append(args[0])
+        return super().count(*args)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"<p=(?P<k>\w+)>(?P<v>.*?)</p>", r"[ab]<p>(?P<v>.*?)</p>", r"(?:x|yy)<p>(?P<v>.*?)</p>"],
+)
+def test_a_text_too_short_to_hold_too_many_attempts_is_not_counted(pattern) -> None:
+    # Each literal occurs at most len(text) // len(literal) times: up to count_free
+    # characters, even a text of the shortest literal alone stays within the budget.
+    rx = compile_regex(pattern)
+    shortest = min(rx.counted, key=len)
+    free = rx.count_free
+    assert free > 0
+    worst = shortest * (free // len(shortest)) + "z" * (free % len(shortest))
+    assert sum(map(worst.count, rx.counted)) <= rx.count_budget
+    _CountedText.counts = []
+    assert rx.stdlib_searchable(_CountedText(worst))
+    assert rx.group_split(_CountedText(worst)) is not None
+    list(rx.stdlib_finditer(_CountedText(worst)))
+    assert _CountedText.counts == []
+    # One character more, and the text is counted.
+    assert rx.stdlib_searchable(_CountedText(worst + "z"))
+    assert _CountedText.counts
