@@ -540,6 +540,9 @@ def test_a_close_beginning_at_the_end_of_a_call_body_is_held_without_a_scan():
     from rtcompiler.grammars import grammar
 
     module = load_parser(load_template(grammar("qwen3").spec))
+    # (The module may be shared with other tests: what their feeds taught it, a hold
+    # replayed rather than made, is forgotten.)
+    module.TABLE.transitions.clear()
     passes = []
     process = module.ResponseStream.process
 
@@ -547,14 +550,21 @@ def test_a_close_beginning_at_the_end_of_a_call_body_is_held_without_a_scan():
         passes.append(self.text(self.pos, self.end))
         return process(self, *args, **kwargs)
 
-    module.ResponseStream.process = counted
     parser = module.ResponseParser("")
-    for piece in ("<tool_call>\n", '{"name": "f", ', '"arguments": {}}', "\n</too"):
+    for piece in ("<tool_call>\n", '{"name": "f", ', '"arguments": {}}'):
         parser.feed(piece)
     stream = parser._stream
+    replay = module.ResponseStream.replay
+    module.ResponseStream.process = counted
+    module.ResponseStream.replay = counted
+    try:
+        parser.feed("\n</too")
+    finally:
+        module.ResponseStream.process = process
+        module.ResponseStream.replay = replay
     assert stream.current == "tool_calls"
     assert stream.text(stream.pos, stream.end) == "</too"
-    assert passes == ["<tool_call>\n"]  # the open alone
+    assert passes == []  # neither a pass over the watchers nor a replay of one
     parser.feed("l_call>")
     message, _ = parser.finalize()
     assert message["tool_calls"] == [
