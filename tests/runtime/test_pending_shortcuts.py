@@ -544,24 +544,24 @@ def test_a_close_beginning_at_the_end_of_a_call_body_is_held_without_a_scan():
     # replayed rather than made, is forgotten.)
     module.TABLE.transitions.clear()
     passes = []
-    process = module.ResponseStream.process
+    stream_class = module.ResponseStream
+    process, replay = stream_class.process, stream_class.replay
 
-    def counted(self, *args, **kwargs):
-        passes.append(self.text(self.pos, self.end))
-        return process(self, *args, **kwargs)
+    def counted(method):
+        def wrapped(self, *args, **kwargs):
+            passes.append(self.text(self.pos, self.end))
+            return method(self, *args, **kwargs)
+        return wrapped
 
     parser = module.ResponseParser("")
     for piece in ("<tool_call>\n", '{"name": "f", ', '"arguments": {}}'):
         parser.feed(piece)
     stream = parser._stream
-    replay = module.ResponseStream.replay
-    module.ResponseStream.process = counted
-    module.ResponseStream.replay = counted
+    stream_class.process, stream_class.replay = counted(process), counted(replay)
     try:
         parser.feed("\n</too")
     finally:
-        module.ResponseStream.process = process
-        module.ResponseStream.replay = replay
+        stream_class.process, stream_class.replay = process, replay
     assert stream.current == "tool_calls"
     assert stream.text(stream.pos, stream.end) == "</too"
     assert passes == []  # neither a pass over the watchers nor a replay of one
