@@ -172,6 +172,14 @@ def _in_sequence(items) -> list | None:
             # to look.
             continue
         ahead = _lookahead_literals(item)
+        if ahead is None and isinstance(item, ast.Lookahead) and not item.negative:
+            # A positive lookahead of patterns that each begin with a literal
+            # (``(?=<tool_call>\s*<function=)``): the attempt lives past it only where
+            # one of those literals stands, after the lead so far and the lookahead's
+            # own (it consumes nothing, so the match may end before the literal).
+            sub = _after(bounded, chars if class_only else None, _branches(item.item))
+            if sub:
+                return sub
         if ahead is not None:
             # A positive lookahead of plain strings: the attempt lives past it only
             # where one of them begins, right after the lead so far; the match may

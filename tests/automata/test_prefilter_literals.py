@@ -74,6 +74,21 @@ def test_a_lookahead_of_a_literal_begins_its_attempts_at_the_literal():
         assert facts is None or not facts["bare"], pattern
 
 
+def test_a_lookahead_of_patterns_takes_the_literals_they_begin_with():
+    # A loop inside the lookahead used to leave the pattern without a prefilter, and so
+    # without a stdlib form: every character stepped in Python (a Qwen3-Coder close
+    # written so parsed 16x slower). Each branch of it begins with a literal.
+    rx = compile_regex(r"</tool_call>\s*|(?=<\|im_end\|>|<tool_call>\s*<function=)")
+    facts = rx.prefilter_facts
+    assert facts["literals"] == ["</tool_call>", "<tool_call>", "<|im_end|>"]
+    assert facts["lead"] == 0 and not facts["lead_ranges"] and facts["bare"]
+    assert rx.captures is not None
+    # Where the lookahead's branches begin with a run of lead characters, so does the
+    # attempt: it begins in the run before the literal.
+    facts = compile_regex(r"(?=\w+x)abc").prefilter_facts
+    assert facts["literals"] == ["x"] and facts["lead_ranges"] and not facts["bare"]
+
+
 def test_an_alternation_without_a_literal_of_its_own_takes_the_one_after_it():
     # Llama 3's call open: "^\s*" holds no literal, but "{" follows every alternative;
     # "^" consumes nothing, so it only narrows where a match begins.
