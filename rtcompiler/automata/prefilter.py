@@ -172,12 +172,17 @@ def _in_sequence(items) -> list | None:
             # to look.
             continue
         ahead = _lookahead_literals(item)
-        if ahead is None and isinstance(item, ast.Lookahead) and not item.negative:
+        if (
+            ahead is None and bounded is not None
+            and isinstance(item, ast.Lookahead) and not item.negative
+        ):
             # A positive lookahead of patterns that each begin with a literal
             # (``(?=<tool_call>\s*<function=)``): the attempt lives past it only where
-            # one of those literals stands, after the lead so far and the lookahead's
-            # own (it consumes nothing, so the match may end before the literal).
-            sub = _after(bounded, chars if class_only else None, _branches(item.item))
+            # one of those literals stands, a bounded number of characters on (it
+            # consumes nothing, so the match may end before the literal). Not after
+            # an unbounded lead: Llama 4's ``^\s*(?=\[\w)`` is read past the start by
+            # its late form, without it (see Delimiter.later).
+            sub = _after(bounded, None, _branches(item.item))
             if sub:
                 return sub
         if ahead is not None:
