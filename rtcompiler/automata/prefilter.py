@@ -16,7 +16,8 @@ The facts come from the syntax tree, so they hold for every text:
 - ``exact``: the pattern matches its literals and nothing else.
 
 A positive lookahead of plain strings counts as its strings: a match begins
-where one of them does, after the lead, though it may not consume it.
+where one of them does, after the lead, though it may not consume it; so does a
+lookahead of patterns that each begin with a literal, after a bounded lead.
 Patterns this cannot describe (other lookaheads before the literal, no mandatory
 literal, nested loops in front of it) get no prefilter and are stepped
 character by character, as before.
