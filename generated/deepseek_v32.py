@@ -6572,7 +6572,39 @@ class ResponseStream(
     # -- feeding -----------------------------------------------------------------
 
     def feed(self, text):
-        if type(text) is not str:
+        quick = self.danger
+        pos = self.pos
+        if (
+            quick is not None and type(text) is str and pos == self.end and pos and text
+            and self.held_by is None and len(text) <= _QUICK_PIECE
+        ):
+            # The usual token, before anything else: nothing is held, and the piece holds
+            # neither the mode's gate character nor a lead character at its end, so it
+            # is all region text, as the quick path below would find it at more cost.
+            gate = quick[5]
+            if gate is not None and gate not in text:
+                spaces = quick[6]
+                if spaces is None or text[-1] not in spaces:
+                    self.pieces = [text]
+                    self.base = pos
+                    self.fresh = text
+                    self.fresh_start = pos
+                    self.end = self.pos = pos + len(text)
+                    self.examined += len(text)
+                    if self.opened:
+                        tail = self.tail
+                        tail.append(text)
+                        if len(tail) >= _BODY_RUN:
+                            self.body.append("".join(tail))
+                            tail.clear()
+                        return [
+                            {"type": "region_chunk", "field": self.current, "text": text,
+                             "dirty": self.dirty}
+                        ]
+                    events = []
+                    self.accumulate(events, text)
+                    return events
+        elif type(text) is not str:
             text = self.checked(text)
         held_by = self.held_by
         if held_by is not None and held_by[1] == self.pos and text and not self.finalized:
@@ -6651,8 +6683,7 @@ class ResponseStream(
                 events = []
                 self.process(events, False, key)
                 return events
-        quick = self.danger
-        pos, end = self.pos, self.end
+        end = self.end
         if (
             quick is not None and 0 < len(text) <= _QUICK_PIECE and end - pos <= _QUICK_HELD
             and (pos or self.current not in self.table.start_modes)
