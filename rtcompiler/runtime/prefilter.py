@@ -12,6 +12,25 @@ from __future__ import annotations
 ###{standalone prefilter
 import re as _re
 
+# Occurrences of a literal's first character tried before str.find of the whole literal
+# (see find_literal).
+_FIRST_TRIES = 8
+
+
+def find_literal(text, literal, lo, hi):
+    """``text.find(literal, lo, hi)``, found first by its first character: a memchr,
+    where str.find of a literal of a few characters reads about a nanosecond a character
+    of text whose letters its skip table keeps (``END`` through 640 K of prose: 400 us,
+    against 6 us for the memchr of ``E``). After a few occurrences of that character that
+    do not begin the literal, str.find: at most one read of the text more."""
+    first = literal[0]
+    for _ in range(_FIRST_TRIES):
+        j = text.find(first, lo, hi)
+        if j < 0 or text.startswith(literal, j, hi):
+            return j
+        lo = j + 1
+    return text.find(literal, lo, hi)
+
 
 class Prefilter:
     """Where an attempt at a match can begin, found at C speed.
@@ -139,7 +158,7 @@ class Prefilter:
     def find(self, text: str, lo: int, hi: int) -> int:
         """Where the first literal in ``text[lo:hi]`` begins, or -1."""
         if self._one is not None:
-            return text.find(self._one, lo, hi)
+            return find_literal(text, self._one, lo, hi)
         if self._any is not None:
             m = self._any.search(text, lo, hi)
             return -1 if m is None else m.start()

@@ -11,6 +11,7 @@ the engine's :class:`Match`; the stream's answers use them too.
 from __future__ import annotations
 
 from .match import Match
+from .prefilter import find_literal
 from .regions import cut_open_length
 from .strings import JsonStrings
 
@@ -36,24 +37,6 @@ _WHOLE_FAILURES = 32  # failed stdlib matches a whole-text parse tries (see comp
 _WHOLE_READS = 4
 _SLOW = object()  # ResponseStream.complete: this delimiter goes to its scanner
 _NEXT = object()  # WholePass.next_literal's keys in ``whole``, beside the watchers'
-
-
-_FIRST_TRIES = 8  # _find_literal: memchr tries before str.find of the whole literal
-
-
-def _find_literal(text, literal, i):
-    """``text.find(literal, i)``, found first by its first character: a memchr, where
-    str.find of a longer literal reads about a nanosecond a character in text whose
-    letters its skip table keeps (a long Harmony header's ``json x``, 30 us at 32 K).
-    After a few occurrences of that character that do not begin the literal, str.find:
-    at most one read of the text more."""
-    first = literal[0]
-    for _ in range(_FIRST_TRIES):
-        j = text.find(first, i)
-        if j < 0 or text.startswith(literal, j):
-            return j
-        i = j + 1
-    return text.find(literal, i)
 
 
 def _literal_at(delimiter, held, j, base):
@@ -665,7 +648,7 @@ class WholePass:
                 return _SLOW
             lo = hit + 1
         middle = found.end()
-        at = _find_literal(held, literal, middle)
+        at = find_literal(held, literal, middle, len(held))
         if at < 0:
             if held.find(literal, hit) < 0:
                 # Every match holds the literal after its start: none from here on.

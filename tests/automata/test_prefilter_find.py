@@ -72,3 +72,40 @@ def test_far_hits_cost_a_constant_multiple_of_their_distance():
     _CountingText.read = 0
     assert pre.find(text, 0, len(text)) == 200_000
     assert _CountingText.read <= 2 * 4 * 200_000
+
+
+@given(
+    literal=st.text("ab<|", min_size=1, max_size=4),
+    text=st.text("ab<| ", max_size=3000),
+    data=st.data(),
+)
+def test_one_literal_is_found_where_str_find_finds_it(literal, text, data):
+    lo = data.draw(st.integers(0, len(text)))
+    hi = data.draw(st.integers(lo, len(text)))
+    assert _prefilter([literal]).find(text, lo, hi) == text.find(literal, lo, hi)
+
+
+def test_one_literal_is_found_by_its_first_character_then_at_most_once_more_in_full():
+    # Searched for its first character first (a memchr), the literal costs a read to its
+    # hit where that character is rare, and at most one more read where it is frequent.
+    pre = _prefilter(["END"])
+    n = 64_000
+    for text, most in (
+        ("word and more words, " * (n // 21) + "END", 1),  # no E before the hit
+        ("Every Nice Day, " * (n // 16) + "END", 2),  # an E every 16 characters
+    ):
+        counting = _CountingText(text)
+        _CountingText.read = 0
+        assert pre.find(counting, 0, len(text)) == len(text) - 3
+        assert _CountingText.read <= most * len(text), (text[:20], _CountingText.read)
+    # The first of those two reads is a memchr: where the first character never occurs
+    # before the hit, str.find of the whole literal is not called at all.
+    calls = []
+
+    class _Calls(str):
+        def find(self, sub, lo=0, hi=None):  # type: ignore[override]
+            calls.append(sub)
+            return str.find(self, sub, lo, hi)
+
+    assert pre.find(_Calls("word " * 1000 + "END"), 0, 5003) == 5000
+    assert calls == ["E"]
