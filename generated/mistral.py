@@ -6136,7 +6136,10 @@ class ResponseStream(
             gate = quick[5]
             if gate is not None and gate not in text:
                 spaces = quick[6]
-                if spaces is None or text[-1] not in spaces:
+                if spaces is not None and text[-1] in spaces:
+                    if quick[2] is not None:  # (the hold search: see the quick path)
+                        return self.hold_lead(text, text, spaces)
+                else:
                     self.pieces = [text]
                     self.base = pos
                     self.fresh = text
@@ -6258,18 +6261,7 @@ class ResponseStream(
                     elif spaces is None or text[-1] not in spaces:
                         found = None
                     elif hold is not None:
-                        # Only the lead characters at the end can begin anything (a
-                        # space before "\s*<tool_call>"): held from the beginning of
-                        # their run, as the hold search would, and no literal is in
-                        # the piece to commit.
-                        stop = len(text.rstrip(spaces))
-                        self.keep_unsent(self.pieces[-1][-1:] if end else "", text, text)
-                        self.examined += len(text) - stop
-                        events = []
-                        if stop:
-                            self.pos = pos + stop
-                            self.accumulate(events, text[:stop])
-                        return events
+                        return self.hold_lead(text, text, spaces)
                     else:
                         found = danger(unsent)
                 else:
@@ -6283,27 +6275,42 @@ class ResponseStream(
                 base = self.base
                 unsent = whole_held[pos - base :] + text
                 node = self.node
-                if node is not None and node[1] == end and len(unsent) <= _TRANSITION_HELD:
-                    # A state a feed numbered (see transition_key): when this piece
-                    # was fed in it before, it is done as then, with no search.
-                    known = self.table.transitions.get((node[0], text))
-                    if known is not None:
-                        before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
-                        self.keep_unsent(before, unsent, text)
-                        self.examined += len(text)
-                        events = []
-                        self.replay(events, known)
-                        return events
-                if hold is not None and len(text) <= _HOLD_FIRST:
-                    # The held text begins where a watcher pended: the hold search
-                    # alone says what the unsent text holds (see below), and the
-                    # danger search would only find that beginning again. (Not
-                    # after a longer piece, through which sre would try the hold
-                    # pattern at every character; see below.)
-                    found = hold(unsent, 0)
-                    held_first = True
+                if (
+                    gate is not None and gate not in unsent and self.held_by is None
+                    and (spaces is None or text[-1] not in spaces
+                         or hold is not None and text.strip(spaces))
+                ):
+                    # Held lead characters (a space before "\s*<tool_call>") and a
+                    # piece passing the gate, not all lead characters itself: as for a
+                    # piece fed with nothing held (the held text begins nothing
+                    # without the piece). (A run of them fed one by one goes on below,
+                    # where it is not read again at each.)
+                    if spaces is None or text[-1] not in spaces:
+                        found = None
+                    else:
+                        return self.hold_lead(unsent, text, spaces)
                 else:
-                    found = danger(unsent)
+                    if node is not None and node[1] == end and len(unsent) <= _TRANSITION_HELD:
+                        # A state a feed numbered (see transition_key): when this piece
+                        # was fed in it before, it is done as then, with no search.
+                        known = self.table.transitions.get((node[0], text))
+                        if known is not None:
+                            before = whole_held[pos - base - 1 : pos - base] if pos > base else ""
+                            self.keep_unsent(before, unsent, text)
+                            self.examined += len(text)
+                            events = []
+                            self.replay(events, known)
+                            return events
+                    if hold is not None and len(text) <= _HOLD_FIRST:
+                        # The held text begins where a watcher pended: the hold search
+                        # alone says what the unsent text holds (see below), and the
+                        # danger search would only find that beginning again. (Not
+                        # after a longer piece, through which sre would try the hold
+                        # pattern at every character; see below.)
+                        found = hold(unsent, 0)
+                        held_first = True
+                    else:
+                        found = danger(unsent)
             if found is None:
                 # Nothing to watch in the unsent text (the usual token, or a held
                 # space and the word after it): it is all region text. The danger
@@ -6432,6 +6439,42 @@ class ResponseStream(
             f'can only concatenate str (not "{type(text).__name__}") to str '
             "(feed takes text, a str)"
         )
+
+    def hold_lead(self, unsent, text, spaces):
+        """Feed ``text`` (``unsent``: the text from ``pos`` to the new end) when only
+        the lead characters at its end can begin anything watched (a space before
+        ``\\s*<tool_call>``): they are held from the beginning of their run, as the hold
+        search would hold them, and the text before them, holding no literal to
+        commit, is region text."""
+        pos = self.pos
+        end = self.end
+        stop = len(unsent.rstrip(spaces))
+        if not stop:
+            held, base = self.held()
+            self.keep_unsent(held[pos - base - 1 : pos - base] if pos > base else "", unsent, text)
+            self.examined += len(unsent)
+            return []
+        self.pieces = [unsent]  # (the character before the new pos is in it)
+        self.base = pos
+        self.fresh, self.fresh_start = text, end
+        self.end = end + len(text)
+        self.examined += 2 * len(unsent) - stop
+        self.pos = pos + stop
+        chunk = unsent[:stop]
+        if self.opened:
+            # accumulate, written out for the usual token ending in a space
+            tail = self.tail
+            tail.append(chunk)
+            if len(tail) >= _BODY_RUN:
+                self.body.append("".join(tail))
+                tail.clear()
+            return [
+                {"type": "region_chunk", "field": self.current, "text": chunk,
+                 "dirty": self.dirty}
+            ]
+        events = []
+        self.accumulate(events, chunk)
+        return events
 
     def keep_unsent(self, before, unsent, text):
         """Append ``text`` (``unsent``: the text from ``pos`` to the new end),

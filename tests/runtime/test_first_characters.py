@@ -106,3 +106,40 @@ def test_a_piece_without_the_gate_character_is_quiet(name, data):
                 assert quick[0](text + space) is not None
         assert quick[0](text) is None, (name, text)
         assert quick[0](text + gate) is not None  # (the gate itself begins a literal)
+
+
+def test_words_after_held_spaces_are_region_text_with_no_search_or_key():
+    """Qwen3's reasoning yields to ``\\s*<tool_call>``, so a token ending in a space holds
+    it. The next token passing the gate, with the held space, is judged as a piece fed
+    with nothing held: region text up to its own trailing spaces, with no danger or
+    hold search and no transition remembered."""
+    module = MODULES["qwen3"]
+    stream_class = module.ResponseStream
+    counted = {"remember_transition": 0, "process": 0, "described": 0}
+    originals = {name: getattr(stream_class, name) for name in counted}
+
+    def counting(name):
+        def wrapper(self, *args, **kwargs):
+            counted[name] += 1
+            return originals[name](self, *args, **kwargs)
+        return wrapper
+
+    words = ["Value ", "returns ", "it  ", "forecast\n", "city ", "model"] * 20
+    prefix = "<|im_start|>assistant\n"
+    parser = module.ResponseParser(prefix)
+    # (A space run that a pass of the scan holds leaves its watcher named as the holder:
+    # the pieces after it go to that watcher, not here.)
+    events = list(parser.feed("<think>\nSo"))
+    try:
+        for name in counted:
+            setattr(stream_class, name, counting(name))
+        for word in words:
+            events += parser.feed(word)
+    finally:
+        for name, original in originals.items():
+            setattr(stream_class, name, original)
+    assert counted == {"remember_transition": 0, "process": 0, "described": 0}
+    message, final = parser.finalize()
+    text = "".join(e["text"] for e in events + final if e["type"] == "region_chunk")
+    assert text == "\nSo" + "".join(words)
+    assert message == module.parse_response("<think>\nSo" + "".join(words), prefix=prefix)
