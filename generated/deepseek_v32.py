@@ -5054,7 +5054,13 @@ class StreamMemo:
             if at > self.pos:
                 self.accumulate(events, self.text(self.pos, at))
             self.pos = start + end
-            self.close_current(events)
+            decoded = self.decoded
+            if decoded is not None and not opens and self.strings is not None:
+                # The body a feed's key decoded (see strings_keyed), when it ends here.
+                self.decoded = None
+                self.close_current(events, False, decoded[1] if decoded[0] == at else None)
+            else:
+                self.close_current(events)
             if opens:
                 self.open_region(events, region, dict(captures))
         emitted += start
@@ -5681,7 +5687,8 @@ class StreamWalk:
         if strung:
             if kind != "close" or region.name != self.current or start != at:
                 return None  # (scan_outside_strings decides any other commit)
-            self.decoded = decoded
+            if decoded is not None:  # (else a feed's key may have decoded it: strings_keyed)
+                self.decoded = decoded
         if m is None:
             return kind, region, Match(start + base, end + base, False)
         return kind, region, _form_match(regex, m, base)
@@ -5850,6 +5857,37 @@ class StringRegions:
             self.examined += strings.advance(text, self.pos - len(text), self.pos)
         return strings
 
+    def strings_keyed(self, unsent, at):
+        """The open region's JsonStrings read up to ``pos``, for a feed's transition key
+        (``unsent``: the text from ``pos``, where a close may begin at ``at``). Before
+        they are first read, the body up to ``at`` is decoded instead, once a region: a
+        body that decodes ends outside every string (as the walk finds, see walk_step).
+        With no backslash just before ``pos`` or after it up to ``at``, every quote
+        between toggles, so their count says whether ``pos`` is inside a string. The
+        value is kept for the close that begins at ``at`` (see process)."""
+        strings = self.strings
+        if strings.start == strings.at:
+            decode = self.table.by_name[self.current].decode
+            if decode is not None and unsent.find("\\", 0, at) < 0:
+                strings.start = -1
+                tail = self.tail
+                if tail:
+                    self.body.append("".join(tail))
+                    tail.clear()
+                head = "".join(self.body)
+                self.examined += len(head) + at
+                if not head.endswith("\\"):
+                    try:
+                        value = decode(head + unsent[:at])
+                    except (ValueError, RecursionError):
+                        pass
+                    else:
+                        strings.at = self.pos
+                        strings.inside = bool(unsent.count('"', 0, at) & 1)
+                        self.decoded = (self.pos + at, (value,))
+                        return strings
+        return self.strings_read()
+
     def region_text(self, events, stop, given):
         """Give the text from ``pos`` to ``stop`` to the open region (``events`` None:
         a whole-text pass, which makes no events; see give for ``given``)."""
@@ -5925,6 +5963,7 @@ class RegionValues:
         self.opened = True
         if region.outside_strings:
             self.strings = JsonStrings(self.pos)
+            self.decoded = None
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
 
@@ -6802,7 +6841,7 @@ class ResponseStream(
             keyed = len(unsent) <= _TRANSITION_HELD and (
                 self.strings is None or self.strings.at == pos
                 or (len(unsent) <= _STRINGS_KEYED or found.end() == len(unsent))
-                and self.strings_read().at == pos
+                and self.strings_keyed(unsent, found.start()).at == pos
             )
             if pos == end or node is None or node[1] != end:
                 node = None

@@ -163,7 +163,13 @@ class StreamMemo:
             if at > self.pos:
                 self.accumulate(events, self.text(self.pos, at))
             self.pos = start + end
-            self.close_current(events)
+            decoded = self.decoded
+            if decoded is not None and not opens and self.strings is not None:
+                # The body a feed's key decoded (see strings_keyed), when it ends here.
+                self.decoded = None
+                self.close_current(events, False, decoded[1] if decoded[0] == at else None)
+            else:
+                self.close_current(events)
             if opens:
                 self.open_region(events, region, dict(captures))
         emitted += start

@@ -61,6 +61,7 @@ class RegionValues:
         self.opened = True
         if region.outside_strings:
             self.strings = JsonStrings(self.pos)
+            self.decoded = None
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
 

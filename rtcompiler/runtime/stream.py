@@ -402,7 +402,7 @@ class ResponseStream(
             keyed = len(unsent) <= _TRANSITION_HELD and (
                 self.strings is None or self.strings.at == pos
                 or (len(unsent) <= _STRINGS_KEYED or found.end() == len(unsent))
-                and self.strings_read().at == pos
+                and self.strings_keyed(unsent, found.start()).at == pos
             )
             if pos == end or node is None or node[1] != end:
                 node = None

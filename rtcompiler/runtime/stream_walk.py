@@ -150,7 +150,8 @@ class StreamWalk:
         if strung:
             if kind != "close" or region.name != self.current or start != at:
                 return None  # (scan_outside_strings decides any other commit)
-            self.decoded = decoded
+            if decoded is not None:  # (else a feed's key may have decoded it: strings_keyed)
+                self.decoded = decoded
         if m is None:
             return kind, region, Match(start + base, end + base, False)
         return kind, region, _form_match(regex, m, base)

@@ -140,6 +140,37 @@ class StringRegions:
             self.examined += strings.advance(text, self.pos - len(text), self.pos)
         return strings
 
+    def strings_keyed(self, unsent, at):
+        """The open region's JsonStrings read up to ``pos``, for a feed's transition key
+        (``unsent``: the text from ``pos``, where a close may begin at ``at``). Before
+        they are first read, the body up to ``at`` is decoded instead, once a region: a
+        body that decodes ends outside every string (as the walk finds, see walk_step).
+        With no backslash just before ``pos`` or after it up to ``at``, every quote
+        between toggles, so their count says whether ``pos`` is inside a string. The
+        value is kept for the close that begins at ``at`` (see process)."""
+        strings = self.strings
+        if strings.start == strings.at:
+            decode = self.table.by_name[self.current].decode
+            if decode is not None and unsent.find("\\", 0, at) < 0:
+                strings.start = -1
+                tail = self.tail
+                if tail:
+                    self.body.append("".join(tail))
+                    tail.clear()
+                head = "".join(self.body)
+                self.examined += len(head) + at
+                if not head.endswith("\\"):
+                    try:
+                        value = decode(head + unsent[:at])
+                    except (ValueError, RecursionError):
+                        pass
+                    else:
+                        strings.at = self.pos
+                        strings.inside = bool(unsent.count('"', 0, at) & 1)
+                        self.decoded = (self.pos + at, (value,))
+                        return strings
+        return self.strings_read()
+
     def region_text(self, events, stop, given):
         """Give the text from ``pos`` to ``stop`` to the open region (``events`` None:
         a whole-text pass, which makes no events; see give for ``given``)."""

@@ -182,10 +182,35 @@ def test_a_call_streamed_in_long_pieces_is_decoded_once_and_not_parsed_again():
     assert message == LOOPED.parse_response(text, prefix="<|start|>assistant")
     assert message["tool_calls"] == [{"a": "x \" y " * 20, "b": [1, 2]}, [3]]
     assert calls == {"decode": 2, "decoded": 2}
-    # Fed a character at a time, the walk never holds a whole close: no decode.
+    # Fed a character at a time, the walk never holds a whole close, but the feed that
+    # brings a close's first character names its state, which needs the strings up to
+    # there: the body is decoded for it instead of read (strings_keyed), and the close
+    # takes that content too.
     module, calls = _counted()
     assert _fed(module, text, [1]) == message
-    assert calls == {"process": 2}
+    assert calls == {"decode": 2, "decoded": 2}
+
+
+def test_a_feed_keyed_after_a_quote_or_a_backslash_knows_where_strings_are():
+    # The feed's key needs the strings where the piece begins. Decoded up to the close,
+    # the body ends outside strings there, and each quote between toggles: the state
+    # where the piece begins is known, and the close takes the decoded value. After a
+    # backslash, a quote may be escaped: the strings are read instead.
+    # (The body comes in a piece of its own, as a token: given to the region unread.)
+    for text, decodes in (
+        ('<call>{"a": 1, "b": "x"}</call>ok<end>', True),
+        ('<call>{"a": 1, "b": "x\\"}"}</call>ok<end>', False),
+    ):
+        cut = text.index('"}')
+        for rest in (len(text) - cut, 6, 1):
+            module, calls = _counted()
+            message = _fed(module, text, [6, cut - 6, rest, 64])
+            assert message == LOOPED.parse_response(text, prefix="<|start|>assistant")
+            assert message["content"] == "ok" and len(message["tool_calls"]) == 1
+            if decodes or rest == 1:  # (fed one by one, the close comes after "}")
+                assert calls == {"decode": 1, "decoded": 1}, (text, rest)
+            else:
+                assert calls == {"process": 1}, (text, rest)
 
 
 def test_a_stream_decodes_a_body_once_when_the_walk_stops_after_it():
