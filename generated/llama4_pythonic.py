@@ -6561,6 +6561,19 @@ class ResponseStream(
                     self.accumulate(events, self.text(self.pos, hold_start))
                 self.pos = hold_start
             break
+        if self.held_by is not None:
+            quick = self.danger
+            if (
+                quick is not None and quick[6] is not None and quick[5] is not None
+                and self.end - self.pos <= _QUICK_HELD
+            ):
+                held, base = self.held()
+                if held.find(quick[5], self.pos - base) < 0:
+                    # What pends is a run of lead characters (a space before
+                    # "\s*<tool_call>"): the next piece is judged by the quick path
+                    # as cheaply as its watcher would judge it, and at once when it
+                    # passes the gate.
+                    self.held_by = None
         if record is not None:
             held_by = self.held_by
             if held_by is not None:

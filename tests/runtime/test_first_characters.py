@@ -112,11 +112,13 @@ def test_words_after_held_spaces_are_region_text_with_no_search_or_key():
     """Qwen3's reasoning yields to ``\\s*<tool_call>``, so a token ending in a space holds
     it. The next token passing the gate, with the held space, is judged as a piece fed
     with nothing held: region text up to its own trailing spaces, with no danger or
-    hold search and no transition remembered."""
+    hold search and no transition remembered. A space run that a pass of the scan
+    holds (after "<think>\\n") names no holder: the pieces after it go the same way."""
     module = MODULES["qwen3"]
     stream_class = module.ResponseStream
-    counted = {"remember_transition": 0, "process": 0, "described": 0}
-    originals = {name: getattr(stream_class, name) for name in counted}
+    names = ("remember_transition", "process", "described")
+    originals = {name: getattr(stream_class, name) for name in names}
+    counted = dict.fromkeys(names, 0)
 
     def counting(name):
         def wrapper(self, *args, **kwargs):
@@ -126,20 +128,19 @@ def test_words_after_held_spaces_are_region_text_with_no_search_or_key():
 
     words = ["Value ", "returns ", "it  ", "forecast\n", "city ", "model"] * 20
     prefix = "<|im_start|>assistant\n"
-    parser = module.ResponseParser(prefix)
-    # (A space run that a pass of the scan holds leaves its watcher named as the holder:
-    # the pieces after it go to that watcher, not here.)
-    events = list(parser.feed("<think>\nSo"))
-    try:
-        for name in counted:
-            setattr(stream_class, name, counting(name))
-        for word in words:
-            events += parser.feed(word)
-    finally:
-        for name, original in originals.items():
-            setattr(stream_class, name, original)
-    assert counted == {"remember_transition": 0, "process": 0, "described": 0}
-    message, final = parser.finalize()
-    text = "".join(e["text"] for e in events + final if e["type"] == "region_chunk")
-    assert text == "\nSo" + "".join(words)
-    assert message == module.parse_response("<think>\nSo" + "".join(words), prefix=prefix)
+    for first in ("<think>\nSo", "<think>\n"):
+        parser = module.ResponseParser(prefix)
+        events = list(parser.feed(first))
+        try:
+            for name in names:
+                setattr(stream_class, name, counting(name))
+            for word in words:
+                events += parser.feed(word)
+        finally:
+            for name, original in originals.items():
+                setattr(stream_class, name, original)
+        assert counted == dict.fromkeys(names, 0), first
+        message, final = parser.finalize()
+        text = "".join(e["text"] for e in events + final if e["type"] == "region_chunk")
+        assert text == first.removeprefix("<think>") + "".join(words)
+        assert message == module.parse_response(first + "".join(words), prefix=prefix)
