@@ -2739,14 +2739,26 @@ def tool_parameters(tools: "Iterable[Any] | None") -> dict:  # noqa: UP037
     """
     params: dict = {}
     for tool in tools or []:
-        # inspect.isfunction/ismethod: the functions the reference converts.
-        if isinstance(tool, (_types.FunctionType, _types.MethodType)):
-            tool = tool_schema(tool)
-        spec = tool.get("function", tool) if isinstance(tool, dict) else None
-        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+        # (Exact types first, as in coerce_tool_calls: every parser reads its tools.)
+        if type(tool) is not dict:
+            # inspect.isfunction/ismethod: the functions the reference converts.
+            if isinstance(tool, (_types.FunctionType, _types.MethodType)):
+                tool = tool_schema(tool)
+            if not isinstance(tool, dict):
+                continue
+        spec = tool.get("function", tool)
+        if type(spec) is not dict and not isinstance(spec, dict):
+            continue
+        name = spec.get("name")
+        if type(name) is str or isinstance(name, str):
             parameters = spec.get("parameters")
-            properties = parameters.get("properties") if isinstance(parameters, dict) else None
-            params[spec["name"]] = properties if isinstance(properties, dict) else {}
+            properties = (
+                parameters.get("properties")
+                if type(parameters) is dict or isinstance(parameters, dict) else None
+            )
+            params[name] = (
+                properties if type(properties) is dict or isinstance(properties, dict) else {}
+            )
     return params
 
 
@@ -2817,15 +2829,14 @@ def coerce_argument(raw: str, types: tuple) -> object:
 
 
 _CASTS = frozenset(("integer", "number", "boolean", "null", "object", "array"))
+# The keys with which a schema may admit more than its one "type" (see schema_types).
+_UNIONS = frozenset(("anyOf", "oneOf", "nullable"))
 
 
 def _cast_types(schema: object) -> tuple:
     """``schema_types(schema)`` without the names that cannot turn text into
     something else ("string", unknown names): those pass the text through."""
-    if (
-        type(schema) is dict and type(schema.get("type")) is str
-        and not schema.get("anyOf") and not schema.get("oneOf") and not schema.get("nullable")
-    ):
+    if type(schema) is dict and type(schema.get("type")) is str and _UNIONS.isdisjoint(schema):
         # The usual schema, one declared type: schema_types would give just that.
         declared = schema["type"]
         return (declared,) if declared in _CASTS else ()
@@ -2842,6 +2853,13 @@ def _casts(properties: dict) -> "dict | None":  # noqa: UP037
     try:
         found = {}
         for key, schema in properties.items():
+            if type(schema) is dict:
+                declared = schema.get("type")
+                if type(declared) is str and _UNIONS.isdisjoint(schema):
+                    # The usual schema, one declared type (_cast_types, written out).
+                    if declared in _CASTS:
+                        found[key] = (declared,)
+                    continue
             types = _cast_types(schema)
             if types:
                 found[key] = types
@@ -2861,22 +2879,28 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
     kept between calls of one parser: with it, the schemas are read once per tool,
     and a call of a tool with nothing to cast (all strings) costs one lookup.
     """
-    if isinstance(value, list):
-        return [coerce_tool_calls(item, params, known) for item in value]
-    function = value.get("function") if isinstance(value, dict) else None
-    if not isinstance(function, dict):
+    # (Exact types first: the content parser makes plain dicts, lists and strings, and
+    # a type test costs less than isinstance's call.)
+    if type(value) is not dict:
+        if isinstance(value, list):
+            return [coerce_tool_calls(item, params, known) for item in value]
+        if not isinstance(value, dict):
+            return value
+    function = value.get("function")
+    if type(function) is not dict and not isinstance(function, dict):
         return value
     name, arguments = function.get("name"), function.get("arguments")
-    if not isinstance(name, str) or not isinstance(arguments, dict):
-        return value
-    properties = params.get(name)
-    if not properties:
+    if (
+        type(name) is not str and not isinstance(name, str)
+        or type(arguments) is not dict and not isinstance(arguments, dict)
+    ):
         return value
     casts = None
     if known is not None:
         casts = known.get(name, _UNREAD)
         if casts is _UNREAD:
-            casts = known[name] = _casts(properties)
+            properties = params.get(name)
+            casts = known[name] = _casts(properties) if properties else {}
         if casts is not None:
             # A tool has few arguments to cast, if any (strings pass through): walk those.
             for key, types in casts.items():
@@ -2886,6 +2910,9 @@ def coerce_tool_calls(value: object, params: dict, known: "dict | None" = None) 
                 elif isinstance(argument, list) and "array" not in types:
                     arguments[key] = _coerced_items(argument, types)
             return value
+    properties = params.get(name)
+    if not properties:
+        return value
     for key, argument in arguments.items():
         if key not in properties:
             continue
@@ -4539,8 +4566,12 @@ class StreamMemo:
     def resume(self, saved):
         """The state :meth:`remember` kept, copied so that this stream owns it."""
         kept, copied, events = saved
-        for name, value in zip(self._KEPT, kept, strict=True):
-            setattr(self, name, value)
+        # _KEPT, written out: one unpacking, not a setattr per name (a test checks the order).
+        (
+            self.base, self.end, self.pos, self.fresh, self.fresh_start, self.examined,
+            self.rescans, self.retired_steps, self.retired_searched, self.opened,
+            self.marks_from, self.current, self.danger, self.dirty, self.held_by,
+        ) = kept
         self.pieces, self.body, self.tail, self.captures, self.fixed_seen = (
             list(copied[0]), list(copied[1]), list(copied[2]), dict(copied[3]),
             dict(copied[4]),

@@ -70,8 +70,12 @@ class StreamMemo:
     def resume(self, saved):
         """The state :meth:`remember` kept, copied so that this stream owns it."""
         kept, copied, events = saved
-        for name, value in zip(self._KEPT, kept, strict=True):
-            setattr(self, name, value)
+        # _KEPT, written out: one unpacking, not a setattr per name (a test checks the order).
+        (
+            self.base, self.end, self.pos, self.fresh, self.fresh_start, self.examined,
+            self.rescans, self.retired_steps, self.retired_searched, self.opened,
+            self.marks_from, self.current, self.danger, self.dirty, self.held_by,
+        ) = kept
         self.pieces, self.body, self.tail, self.captures, self.fixed_seen = (
             list(copied[0]), list(copied[1]), list(copied[2]), dict(copied[3]),
             dict(copied[4]),

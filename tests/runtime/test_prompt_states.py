@@ -183,3 +183,13 @@ def test_every_attribute_of_a_stream_is_kept_or_known_to_need_no_keeping():
              "formed", "strings", "resume_to", "resumed", "decoded"}
     assert set(module.ResponseStream.__slots__) == kept | own | unset
     assert all(not getattr(stream, name) for name in unset)
+
+
+def test_resume_sets_each_kept_attribute_from_its_own_place():
+    """``resume`` writes ``_KEPT`` out as one unpacking: its order must be ``_KEPT``'s."""
+    module = _module(remember=True)
+    stream = module.ResponseParser(ANCHOR + "<think>\n")._stream
+    names = module.ResponseStream._KEPT
+    marks = tuple(object() for _ in names)
+    stream.resume((marks, ([], [], [], {}, {}), []))
+    assert [getattr(stream, name) for name in names] == list(marks)
