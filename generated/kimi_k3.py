@@ -5520,14 +5520,18 @@ class StreamWalk:
             strings = self.strings
             if strings is None:
                 return None
+            # Where a feed's key decoded the body (see strings_keyed): outside every string.
+            known_at = -1 if self.decoded is None else self.decoded[0]
             if strings.start == strings.at:
                 # Nothing read yet: a body that decodes as JSON up to the first landmark
                 # ends outside every string there, as the whole-text walk finds, and its
                 # content is the close's (see process). Tried once a region: linear.
                 decode = table.by_name[self.current].decode
-            if decode is None:
-                probe = self.strings_probe()
-        held, base = self.held()
+        pieces = self.pieces
+        if len(pieces) == 1:  # held, written out for the usual case
+            held, base = pieces[0], self.base
+        else:
+            held, base = self.held()
         lo = self.pos - base
         n = len(held)
         hi = min(n, lo + _FORM_READ)
@@ -5538,6 +5542,8 @@ class StreamWalk:
             if plan is not _SLOW:
                 if not strung:
                     break
+                if found.start() + base == known_at:
+                    break
                 if decode is not None:
                     strings.start = -1
                     body = "".join(self.body) + "".join(self.tail) + held[lo : found.start()]
@@ -5546,9 +5552,10 @@ class StreamWalk:
                         decoded = (found.start() + base, (decode(body),))
                     except (ValueError, RecursionError):
                         decode = None
-                        probe = self.strings_probe()
                     else:
                         break
+                if probe is None:
+                    probe = self.strings_probe()
                 self.examined += probe.advance(held, base, found.start() + base)
                 if not probe.inside:
                     break
@@ -5761,6 +5768,11 @@ class StringRegions:
         body can hold no close); what needs them reads the text given since, from the
         region's own text, once: each character is read once."""
         strings = self.strings
+        decoded = self.decoded
+        if decoded is not None and strings.at < decoded[0] <= self.pos:
+            # The body decodes up to there (see strings_keyed and walk_step): it ends
+            # outside every string, after no backslash (JSON has none outside strings).
+            strings.at, strings.inside, strings.odd = decoded[0], False, False
         need = self.pos - strings.at
         if need > 0:
             tail = self.tail
@@ -7065,7 +7077,11 @@ class ResponseStream(
                     # Short text after the delimiter (a token's rest): when the new
                     # mode's danger search finds nothing in it, it is all region
                     # text, as in the quick path of feed.
-                    held, base = self.held()
+                    pieces = self.pieces
+                    if len(pieces) == 1:  # held, written out for the usual case
+                        held, base = pieces[0], self.base
+                    else:
+                        held, base = self.held()
                     i = self.pos - base
                     self.examined += len(held) - i
                     if quick[0](held, i) is None:

@@ -706,7 +706,11 @@ class ResponseStream(
                     # Short text after the delimiter (a token's rest): when the new
                     # mode's danger search finds nothing in it, it is all region
                     # text, as in the quick path of feed.
-                    held, base = self.held()
+                    pieces = self.pieces
+                    if len(pieces) == 1:  # held, written out for the usual case
+                        held, base = pieces[0], self.base
+                    else:
+                        held, base = self.held()
                     i = self.pos - base
                     self.examined += len(held) - i
                     if quick[0](held, i) is None:

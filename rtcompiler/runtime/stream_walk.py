@@ -63,14 +63,18 @@ class StreamWalk:
             strings = self.strings
             if strings is None:
                 return None
+            # Where a feed's key decoded the body (see strings_keyed): outside every string.
+            known_at = -1 if self.decoded is None else self.decoded[0]
             if strings.start == strings.at:
                 # Nothing read yet: a body that decodes as JSON up to the first landmark
                 # ends outside every string there, as the whole-text walk finds, and its
                 # content is the close's (see process). Tried once a region: linear.
                 decode = table.by_name[self.current].decode
-            if decode is None:
-                probe = self.strings_probe()
-        held, base = self.held()
+        pieces = self.pieces
+        if len(pieces) == 1:  # held, written out for the usual case
+            held, base = pieces[0], self.base
+        else:
+            held, base = self.held()
         lo = self.pos - base
         n = len(held)
         hi = min(n, lo + _FORM_READ)
@@ -81,6 +85,8 @@ class StreamWalk:
             if plan is not _SLOW:
                 if not strung:
                     break
+                if found.start() + base == known_at:
+                    break
                 if decode is not None:
                     strings.start = -1
                     body = "".join(self.body) + "".join(self.tail) + held[lo : found.start()]
@@ -89,9 +95,10 @@ class StreamWalk:
                         decoded = (found.start() + base, (decode(body),))
                     except (ValueError, RecursionError):
                         decode = None
-                        probe = self.strings_probe()
                     else:
                         break
+                if probe is None:
+                    probe = self.strings_probe()
                 self.examined += probe.advance(held, base, found.start() + base)
                 if not probe.inside:
                     break

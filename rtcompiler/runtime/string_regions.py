@@ -124,6 +124,11 @@ class StringRegions:
         body can hold no close); what needs them reads the text given since, from the
         region's own text, once: each character is read once."""
         strings = self.strings
+        decoded = self.decoded
+        if decoded is not None and strings.at < decoded[0] <= self.pos:
+            # The body decodes up to there (see strings_keyed and walk_step): it ends
+            # outside every string, after no backslash (JSON has none outside strings).
+            strings.at, strings.inside, strings.odd = decoded[0], False, False
         need = self.pos - strings.at
         if need > 0:
             tail = self.tail

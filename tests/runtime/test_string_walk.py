@@ -250,3 +250,31 @@ def test_a_stream_in_any_pieces_answers_as_the_loop(parts, sizes, prefix):
     text = "".join(parts)
     looped = _outcome(lambda: LOOPED.parse_response(text, prefix=prefix))
     assert _outcome(lambda: _fed(WALKED, text, sizes, prefix)) == looped
+
+
+def test_a_close_whose_body_a_key_decoded_is_walked_without_reading_strings():
+    # A short piece bringing the close's first character is keyed: the body decodes up
+    # to there, so that place is outside every string. The text before it is then given
+    # to the region, and a longer piece brings the rest of the close: its key and the
+    # walk know the strings there without reading that text again.
+    module, calls = _counted()
+    reads = collections.Counter()
+    strings = module.JsonStrings
+    original = strings.advance
+
+    def advance(self, held, base, stop):
+        read = original(self, held, base, stop)
+        reads["characters"] += read
+        return read
+
+    strings.advance = advance
+    try:
+        text = '<call>{"a": 1, "b": "x y"}</call>and the rest<end>'
+        at = text.index("</call>")
+        # ('"}</' is keyed: '"}' is then given to the region, "</" held.)
+        message = _fed(module, text, [6, at - 8, 4, len(text)])
+    finally:
+        strings.advance = original
+    assert message == LOOPED.parse_response(text, prefix="<|start|>assistant")
+    assert calls == {"decode": 1, "decoded": 1}
+    assert reads["characters"] == 0
