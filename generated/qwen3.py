@@ -4650,8 +4650,8 @@ class StreamMemo:
                 # The body a feed's key decoded (see strings_keyed), when it ends here.
                 self.decoded = None
                 self.close_current(events, False, decoded[1] if decoded[0] == at else None)
-            else:
-                self.close_current(events)
+            elif self.opened or self.resume_to is not None or self.resumed:
+                self.close_current(events)  # (else nothing is open: see process)
             if opens:
                 self.open_region(events, region, dict(captures))
         emitted += start
@@ -6716,7 +6716,10 @@ class ResponseStream(
                     else:
                         if record is not None:
                             record.append((True, region, m.start - start, m.end - start, captures))
-                        self.close_current(events)
+                        if self.opened or self.resume_to is not None or self.resumed:
+                            self.close_current(events)
+                        # (Else nothing is open, the implicit region before its first
+                        # text: close_current would only enter the mode open_region leaves.)
                     self.open_region(events, region, captures)
                 else:
                     if record is not None:
@@ -6736,8 +6739,11 @@ class ResponseStream(
                         self.close_current(
                             events, False, decoded[1] if decoded[0] == m.start else None
                         )
-                    else:
+                    elif had_content or self.resume_to is not None or self.resumed:
                         self.close_current(events)
+                    # (Else nothing is open, the implicit region before its first text, as
+                    # between Harmony's header tokens: close_current would only enter the
+                    # same mode again.)
                     if not had_content and m.start == m.end:
                         break  # a zero-width close of an empty region would fire forever
                 quick = self.danger

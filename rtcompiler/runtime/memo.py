@@ -172,8 +172,8 @@ class StreamMemo:
                 # The body a feed's key decoded (see strings_keyed), when it ends here.
                 self.decoded = None
                 self.close_current(events, False, decoded[1] if decoded[0] == at else None)
-            else:
-                self.close_current(events)
+            elif self.opened or self.resume_to is not None or self.resumed:
+                self.close_current(events)  # (else nothing is open: see process)
             if opens:
                 self.open_region(events, region, dict(captures))
         emitted += start

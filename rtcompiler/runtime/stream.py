@@ -674,7 +674,10 @@ class ResponseStream(
                     else:
                         if record is not None:
                             record.append((True, region, m.start - start, m.end - start, captures))
-                        self.close_current(events)
+                        if self.opened or self.resume_to is not None or self.resumed:
+                            self.close_current(events)
+                        # (Else nothing is open, the implicit region before its first
+                        # text: close_current would only enter the mode open_region leaves.)
                     self.open_region(events, region, captures)
                 else:
                     if record is not None:
@@ -694,8 +697,11 @@ class ResponseStream(
                         self.close_current(
                             events, False, decoded[1] if decoded[0] == m.start else None
                         )
-                    else:
+                    elif had_content or self.resume_to is not None or self.resumed:
                         self.close_current(events)
+                    # (Else nothing is open, the implicit region before its first text, as
+                    # between Harmony's header tokens: close_current would only enter the
+                    # same mode again.)
                     if not had_content and m.start == m.end:
                         break  # a zero-width close of an empty region would fire forever
                 quick = self.danger

@@ -80,6 +80,26 @@ def test_long_pieces_of_harmony_ask_few_watchers_per_commit() -> None:
     assert answers[0] <= 2 * feeds, (answers[0], feeds, commits)
 
 
+def test_a_close_with_nothing_open_leaves_the_region_as_it_is() -> None:
+    # Between two calls, "<|start|>" closes the implicit region, which holds no text
+    # yet: nothing is closed (the reference skips it too), and the stream does not go
+    # through leaving and entering the same mode for it.
+    module = _module("gpt_oss:strict")
+    text = _harmony(40)
+    want = RefParser(grammar("gpt_oss:strict").spec, prefix="")
+    want.feed(text)
+    expected = want.finalize()[0]
+    for k in (1, 16, 256, len(text)):
+        closes, restore = _counting(module, "close_current")
+        try:
+            parser, message = _stream(module, text, k)
+        finally:
+            restore()
+        assert message == expected
+        # The reasoning, 40 calls, the final answer, and the end of the output.
+        assert closes[0] <= 1 + 40 + 1 + 1, (k, closes[0])
+
+
 def test_what_the_walk_reads_does_not_grow_with_the_text() -> None:
     # Per character, the searches of a stream fed 64 or 256 characters at a time read
     # about as much at 40 calls as at 320 (a walk reads to the next landmark, and a
