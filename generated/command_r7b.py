@@ -3022,7 +3022,9 @@ class Region:
         self.optional = optional
         self.process = process  # (body, captures) -> value
         # The robustness extensions (docs/extensions.md): a failed or unfinished region's
-        # body becomes implicit text; the close counts only outside the body's JSON strings.
+        # body becomes implicit text; the close counts only outside the body's strings
+        # (``outside_strings``: True for JSON's, or the plan of the literals that begin
+        # and end a raw-text value, ValueSpans.prepare; see strings.tracker).
         self.recover = recover
         self.outside_strings = outside_strings
         self.recover_to = recover_to  # the field that keeps that body; None: the implicit one
@@ -3218,7 +3220,7 @@ class RegionTable:
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)
-        # Regions whose close counts only outside JSON strings: their mode has a scan of
+        # Regions whose close counts only outside strings: their mode has a scan of
         # its own (see ResponseStream.scan_outside_strings), and its walk reads the
         # strings up to each landmark; a feed reads the text it gives to such a region
         # for its strings only when they are needed (ResponseStream.strings_read).
@@ -3680,17 +3682,20 @@ class JsonStrings:
     counting ``\\"`` too, and only a quote after two backslashes or more has its run
     measured.
 
-    The state at ``at``: ``inside`` a string or not, and ``odd``: whether an odd run
-    of backslashes ends right before ``at`` (it may go on after it). A position is
+    The state at ``at``: ``inside`` a string or not, and ``pending``: whether an odd
+    run of backslashes ends right before ``at`` (it may go on after it). A position is
     inside a string from after its opening quote up to its closing quote.
     """
 
-    __slots__ = ("at", "inside", "odd", "start")
+    __slots__ = ("at", "inside", "pending", "start")
+
+    # Its strings are JSON's: the stream's scan skips a piece with no quote itself.
+    json = True
 
     def __init__(self, start) -> None:
         self.at = start
         self.inside = False
-        self.odd = False
+        self.pending = False
         # Where reading began, while a stream's walk may still decode the body instead
         # of reading it (see StreamWalk.walk_step); -1 once it has tried.
         self.start = start
@@ -3703,21 +3708,40 @@ class JsonStrings:
         if i >= s:
             return 0
         quotes = held.count('"', i, s)
-        if quotes and (self.odd or held.find("\\", i, s) >= 0):
+        if quotes and (self.pending or held.find("\\", i, s) >= 0):
             quotes -= self.escaped(held, i, s)
         if quotes & 1:
             self.inside = not self.inside
         if held[s - 1] == "\\":
             self.tail(held, i, s)
         else:
-            self.odd = False
+            self.pending = False
         self.at = stop
         return s - i
+
+    def copy(self):
+        """A tracker in this one's state, to read on from ``at`` without moving it."""
+        probe = JsonStrings(self.at)
+        probe.inside, probe.pending = self.inside, self.pending
+        return probe
+
+    def value_start(self, text):
+        """Where, in ``text`` (a region's body read while ``inside``), the string that is
+        open at its end began: after its opening quote, the last that no odd run of
+        backslashes escapes."""
+        q = len(text)
+        while True:
+            q = text.rfind('"', 0, q)
+            k = q - 1
+            while k >= 0 and text[k] == "\\":
+                k -= 1
+            if not (q - 1 - k) & 1:
+                return q + 1
 
     def escaped(self, held, i, s):
         """How many quotes in ``held[i:s]`` an odd run of backslashes comes right before."""
         escaped = 0
-        if self.odd:
+        if self.pending:
             # The run before i may go on: measured up to its first other character.
             j = i
             while j < s and held[j] == "\\":
@@ -3734,19 +3758,19 @@ class JsonStrings:
         return escaped
 
     def tail(self, held, i, s):
-        """Set ``odd`` for the run of backslashes ending at ``s``, read back to ``i``."""
+        """Set ``pending`` for the run of backslashes ending at ``s``, read back to ``i``."""
         k = s - 1
         while k >= i and held[k] == "\\":
             k -= 1
         run = s - 1 - k
-        self.odd = bool((run + (self.odd if k < i else 0)) & 1)
+        self.pending = bool((run + (self.pending if k < i else 0)) & 1)
 
     def skip(self, held, base, end):
         """From inside a string: ``(the position after its closing quote, or None when
         it does not end before ``end``; characters read)``."""
         i = first = self.at - base
         s = end - base
-        odd = self.odd
+        odd = self.pending
         while True:
             j = held.find('"', i, s)
             if j < 0:
@@ -3754,7 +3778,7 @@ class JsonStrings:
                     if held[s - 1] == "\\":
                         self.tail(held, i, s)
                     else:
-                        self.odd = False
+                        self.pending = False
                 self.at = end
                 return None, s - first
             k = j - 1
@@ -3762,12 +3786,19 @@ class JsonStrings:
                 k -= 1
             if not (j - 1 - k + (odd if k < i else 0)) & 1:
                 self.inside = False
-                self.odd = False
+                self.pending = False
                 self.at = base + j + 1
                 return self.at, j + 1 - first
             i = j + 1
             odd = False
-            self.odd = False
+            self.pending = False
+
+def tracker(spans, start):
+    """The string tracker of a region whose ``outside_strings`` is ``spans`` (True: JSON
+    strings; else ``ValueSpans.prepare(opens, closes)``), reading from ``start``.
+    (ValueSpans is in its own section, which a module has when a field of its template
+    names value delimiters.)"""
+    return JsonStrings(start) if spans is True else ValueSpans(start, spans)
 
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.whole [whole]
@@ -4162,7 +4193,7 @@ class WholePass:
                     current, opened = region.name, True
                     captures = {} if caught is None else caught
                     if region.outside_strings:
-                        strings = JsonStrings(pos)
+                        strings = tracker(region.outside_strings, pos)
                         decode, decoded_at = region.decode, None
                     else:
                         strings = None
@@ -4643,10 +4674,10 @@ class StreamMemo:
         strings = self.strings
         if strings is not None:
             # In a region whose close counts outside strings, read up to here: whether
-            # this is inside a string, and after an odd run of backslashes.
+            # this is inside a string, and what the read left pending (see strings.py).
             return (
                 self.current, self.opened, held, before, self.resume_to, self.resumed,
-                strings.inside, strings.odd,
+                strings.inside, strings.pending,
             )
         if self.resume_to is not None or self.resumed:
             # What a close does depends on the yielding region (docs/extensions.md) too.
@@ -5320,14 +5351,13 @@ class StreamWalk:
         return kind, region, _form_match(regex, m, base)
 
     def strings_probe(self):
-        """A copy of the open region's JsonStrings, read up to pos, to read on from there
-        to a landmark (the region's own is not moved past pos: it may not close there)."""
+        """A copy of the open region's string tracker, read up to pos, to read on from
+        there to a landmark (the region's own is not moved past pos: it may not close
+        there)."""
         strings = self.strings
         if strings.at < self.pos:
             self.strings_read()
-        probe = JsonStrings(strings.at)
-        probe.inside, probe.odd = strings.inside, strings.odd
-        return probe
+        return strings.copy()
 
     def held_here(self, regex, entry, held, at, start, n):
         """``_HELD`` when the watch ``entry``, which has no match at ``pos`` (``start``,
@@ -5367,15 +5397,16 @@ class StringRegions:
 
     def scan_outside_strings(self, eos, events, scan=None):
         """``scan`` in a region whose close counts only where it begins outside the
-        body's JSON strings (docs/extensions.md): ``(("close", region, Match) or None,
+        body's strings (docs/extensions.md): ``(("close", region, Match) or None,
         where the held text begins)``. ``scan``: the search to use instead of the
         watchers' (the whole-text pass's, WholePass.whole_scan).
 
         The close is searched for as in any region, from ``pos``; only then is the
         place where its match (or the earliest pending one) begins checked against the
-        body's strings, which JsonStrings tracks by counting quotes. A close cannot
-        consume a quote, so a match beginning inside a string lies in it: the text up
-        to the string's end is region text (given to the region here, into ``events``,
+        body's strings, which the region's tracker reads (JsonStrings by counting
+        quotes, ValueSpans by finding delimiters). A match beginning inside a string
+        does not count, and no match begins in the string after it: the text up to the
+        string's end is region text (given to the region here, into ``events``,
         or with None, as parse_whole does), not searched, and the search goes on after
         it. A string still open when the output ends is searched then (see
         close_in_open_string). Each search starts where the last one stopped, and the
@@ -5383,7 +5414,9 @@ class StringRegions:
         """
         strings = self.strings
         if strings is None:
-            strings = self.strings = JsonStrings(self.pos)
+            strings = self.strings = tracker(
+                self.table.by_name[self.current].outside_strings, self.pos
+            )
         elif strings.at < self.pos:
             self.strings_read()
         # In a region opened inside a yielding one, the yielding region's close is
@@ -5402,11 +5435,11 @@ class StringRegions:
                 # Nothing begins before the string ends.
                 i = strings.at - base
                 s = n - base
-                if i < s and held[s - 1] != "\\" and held.find('"', i, s) < 0:
-                    # (skip, written out for the usual piece of a string: no quote in it)
+                if strings.json and i < s and held[s - 1] != "\\" and held.find('"', i, s) < 0:
+                    # (skip, written out for the usual piece of a JSON string: no quote)
                     self.examined += s - i
                     strings.at = n
-                    strings.odd = False
+                    strings.pending = False
                     stop = None
                 else:
                     stop, read = strings.skip(held, base, n)
@@ -5429,10 +5462,10 @@ class StringRegions:
 
     def close_in_open_string(self, watch):
         """The end of the output, inside a string that never ended (a stray or a cut
-        quote): the first match of the close inside that string counts after all, so
-        that the text after it is parsed as usual. Returns what scan_outside_strings
-        does. The region's text (its body, then the unsent text) is searched from the
-        string's opening quote, once; nothing is emitted again."""
+        quote, a value with no end): the first match of the close inside that string
+        counts after all, so that the text after it is parsed as usual. Returns what
+        scan_outside_strings does. The region's text (its body, then the unsent text)
+        is searched from where the string began, once; nothing is emitted again."""
         tail = self.tail
         if tail:
             self.body.append("".join(tail))
@@ -5441,28 +5474,21 @@ class StringRegions:
         held, base = self.held()
         text = body + held[self.pos - base :]
         start = self.pos - len(body)
-        q = len(text)
-        while True:  # the last quote that no odd run of backslashes escapes opened it
-            q = text.rfind('"', 0, q)
-            k = q - 1
-            while k >= 0 and text[k] == "\\":
-                k -= 1
-            if not (q - 1 - k) & 1:
-                break
-        self.examined += len(text) - q
+        q = self.strings.value_start(text)
+        self.examined += len(text) - q + 1
         self.forget()
         self.pieces = [text]
         self.base = start
-        self.pos = start + q + 1
-        self.body = [text[: q + 1]]
+        self.pos = start + q
+        self.body = [text[:q]]
         best = self.scan(watch, True)[0]
         stop = self.end if best is None else best[2].start
-        self.body.append(text[q + 1 : stop - start])
+        self.body.append(text[q : stop - start])
         self.pos = stop
         return best, stop
 
     def strings_read(self):
-        """The open region's JsonStrings, read up to ``pos``. The paths that give text to
+        """The open region's string tracker, read up to ``pos``. The paths that give text to
         a string-tracking region do not read it for its strings (most tokens of a call
         body can hold no close); what needs them reads the text given since, from the
         region's own text, once: each character is read once."""
@@ -5471,7 +5497,7 @@ class StringRegions:
         if decoded is not None and strings.at < decoded[0] <= self.pos:
             # The body decodes up to there (see strings_keyed and walk_step): it ends
             # outside every string, after no backslash (JSON has none outside strings).
-            strings.at, strings.inside, strings.odd = decoded[0], False, False
+            strings.at, strings.inside, strings.pending = decoded[0], False, False
         need = self.pos - strings.at
         if need > 0:
             tail = self.tail
@@ -5489,7 +5515,7 @@ class StringRegions:
         return strings
 
     def strings_keyed(self, unsent, at):
-        """The open region's JsonStrings read up to ``pos``, for a feed's transition key
+        """The open region's string tracker read up to ``pos``, for a feed's transition key
         (``unsent``: the text from ``pos``, where a close may begin at ``at``). Before
         they are first read, the body up to ``at`` is decoded instead, once a region: a
         body that decodes ends outside every string (as the walk finds, see walk_step).
@@ -5593,7 +5619,7 @@ class RegionValues:
         self.tail = []
         self.opened = True
         if region.outside_strings:
-            self.strings = JsonStrings(self.pos)
+            self.strings = tracker(region.outside_strings, self.pos)
             self.decoded = None
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})
@@ -6215,7 +6241,8 @@ class ResponseStream(
         # Characters the stdlib matches of parse_whole (successful ones), or of a stream's
         # walk (see walk_step), went through.
         self.formed = 0
-        self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
+        # In a string_modes region: its string tracker (strings.py), made when first scanned.
+        self.strings = None
         # What the walk's decode of a string-tracking region's body gave for the close it
         # commits, ``(where the body ends, (content,))``: see walk_step and process.
         self.decoded = None

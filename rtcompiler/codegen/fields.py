@@ -63,7 +63,7 @@ def decodable(f: Field, plan: content_plans.ContentPlan | None = None) -> bool:
     """Whether ``json.loads`` of a body is the field's content value whenever it
     succeeds (plain JSON: no key repair, no string delimiters), so that a value decoded
     before the region closes can stand for its parse (see Region.decoded)."""
-    if not f.close_outside_strings or f.recover_tag_pattern is not None:
+    if f.close_outside_strings is not True or f.recover_tag_pattern is not None:
         return False
     if plan is None:
         plan = content_plans.content_plan(f.content, f.content_args, f.tags_only)

@@ -159,6 +159,8 @@ def _region_source(module: ModuleBuilder, index: int, f: Field) -> str:
     decoded = f" decode=_json_loads, decoded=_decoded_{index}," if decodable(f) else ""
     if f.recover and _one_string_delimiter(f) is not None:
         module.need("lenient")  # the LenientReader its recovery reads a body with
+    if f.close_outside_strings and f.close_outside_strings is not True:
+        module.need("value_spans")  # the tracker of its values (see strings.tracker)
 
     def delimiter(d) -> str:
         if d is None:
@@ -203,8 +205,14 @@ def _robustness(f: Field) -> str:
         delimiter = _one_string_delimiter(f)
         if delimiter is not None:
             out += f" lenient={literal(delimiter)},"
-    if f.close_outside_strings:
+    if f.close_outside_strings is True:
         out += " outside_strings=True,"
+    elif f.close_outside_strings:
+        spans = f.close_outside_strings
+        out += (
+            f" outside_strings=ValueSpans.prepare({literal(spans.opens)}, "
+            f"{literal(spans.closes)}),"
+        )
     if f.recover and (json_body and f.transform_each or f.content == "pythonic"):
         # A list of calls: a lone call or a cut list is read leniently (and a pythonic
         # list followed by text).

@@ -137,10 +137,10 @@ class StreamMemo:
         strings = self.strings
         if strings is not None:
             # In a region whose close counts outside strings, read up to here: whether
-            # this is inside a string, and after an odd run of backslashes.
+            # this is inside a string, and what the read left pending (see strings.py).
             return (
                 self.current, self.opened, held, before, self.resume_to, self.resumed,
-                strings.inside, strings.odd,
+                strings.inside, strings.pending,
             )
         if self.resume_to is not None or self.resumed:
             # What a close does depends on the yielding region (docs/extensions.md) too.

@@ -12,7 +12,7 @@ from __future__ import annotations
 # A generated module defines these in the sections before this one.
 from .lenient import LenientReader
 from .string_regions import _BODY_RUN
-from .strings import JsonStrings
+from .strings import tracker
 from .whole import _form_captures
 
 # isort: split
@@ -60,7 +60,7 @@ class RegionValues:
         self.tail = []
         self.opened = True
         if region.outside_strings:
-            self.strings = JsonStrings(self.pos)
+            self.strings = tracker(region.outside_strings, self.pos)
             self.decoded = None
         if events is not None:  # None: parse_whole, where nobody reads them
             events.append({"type": "region_open", "field": region.name})

@@ -79,7 +79,9 @@ class Region:
         self.optional = optional
         self.process = process  # (body, captures) -> value
         # The robustness extensions (docs/extensions.md): a failed or unfinished region's
-        # body becomes implicit text; the close counts only outside the body's JSON strings.
+        # body becomes implicit text; the close counts only outside the body's strings
+        # (``outside_strings``: True for JSON's, or the plan of the literals that begin
+        # and end a raw-text value, ValueSpans.prepare; see strings.tracker).
         self.recover = recover
         self.outside_strings = outside_strings
         self.recover_to = recover_to  # the field that keeps that body; None: the implicit one
@@ -275,7 +277,7 @@ class RegionTable:
         # matches can begin there (see ResponseStream.walk), when every watcher of
         # the mode only matches where one of its literals begins.
         self.walks = {} if self.landmarks is None else _walks(self.watches, self.landmark_of)
-        # Regions whose close counts only outside JSON strings: their mode has a scan of
+        # Regions whose close counts only outside strings: their mode has a scan of
         # its own (see ResponseStream.scan_outside_strings), and its walk reads the
         # strings up to each landmark; a feed reads the text it gives to such a region
         # for its strings only when they are needed (ResponseStream.strings_read).

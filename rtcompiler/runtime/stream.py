@@ -145,7 +145,8 @@ class ResponseStream(
         # Characters the stdlib matches of parse_whole (successful ones), or of a stream's
         # walk (see walk_step), went through.
         self.formed = 0
-        self.strings = None  # in a string_modes region: its JsonStrings, made when first scanned
+        # In a string_modes region: its string tracker (strings.py), made when first scanned.
+        self.strings = None
         # What the walk's decode of a string-tracking region's body gave for the close it
         # commits, ``(where the body ends, (content,))``: see walk_step and process.
         self.decoded = None

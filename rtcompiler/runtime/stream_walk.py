@@ -10,7 +10,6 @@ from __future__ import annotations
 
 # A generated module defines these in the sections before this one.
 from .match import Match
-from .strings import JsonStrings
 from .whole import _FORM_READ, _SLOW, _WHOLE_READS, _form_match
 
 # isort: split
@@ -164,14 +163,13 @@ class StreamWalk:
         return kind, region, _form_match(regex, m, base)
 
     def strings_probe(self):
-        """A copy of the open region's JsonStrings, read up to pos, to read on from there
-        to a landmark (the region's own is not moved past pos: it may not close there)."""
+        """A copy of the open region's string tracker, read up to pos, to read on from
+        there to a landmark (the region's own is not moved past pos: it may not close
+        there)."""
         strings = self.strings
         if strings.at < self.pos:
             self.strings_read()
-        probe = JsonStrings(strings.at)
-        probe.inside, probe.odd = strings.inside, strings.odd
-        return probe
+        return strings.copy()
 
     def held_here(self, regex, entry, held, at, start, n):
         """``_HELD`` when the watch ``entry``, which has no match at ``pos`` (``start``,

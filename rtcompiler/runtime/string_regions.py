@@ -1,15 +1,16 @@
-"""Streamed regions whose close counts only outside the body's JSON strings.
+"""Streamed regions whose close counts only outside the body's strings.
 
 Standard library only (the ``string_regions`` section). :class:`StringRegions` is the
 part of ``ResponseStream`` for ``close-outside-strings`` (docs/extensions.md): the scan
 of such a region, which checks where its close begins against the body's strings
-(read with ``JsonStrings``, strings.py), and the region text it gives on the way.
+(read with a tracker of strings.py: JSON strings, or values between literal
+delimiters), and the region text it gives on the way.
 """
 
 from __future__ import annotations
 
 # A generated module defines these in the sections before this one.
-from .strings import JsonStrings
+from .strings import tracker
 
 # isort: split
 
@@ -24,15 +25,16 @@ class StringRegions:
 
     def scan_outside_strings(self, eos, events, scan=None):
         """``scan`` in a region whose close counts only where it begins outside the
-        body's JSON strings (docs/extensions.md): ``(("close", region, Match) or None,
+        body's strings (docs/extensions.md): ``(("close", region, Match) or None,
         where the held text begins)``. ``scan``: the search to use instead of the
         watchers' (the whole-text pass's, WholePass.whole_scan).
 
         The close is searched for as in any region, from ``pos``; only then is the
         place where its match (or the earliest pending one) begins checked against the
-        body's strings, which JsonStrings tracks by counting quotes. A close cannot
-        consume a quote, so a match beginning inside a string lies in it: the text up
-        to the string's end is region text (given to the region here, into ``events``,
+        body's strings, which the region's tracker reads (JsonStrings by counting
+        quotes, ValueSpans by finding delimiters). A match beginning inside a string
+        does not count, and no match begins in the string after it: the text up to the
+        string's end is region text (given to the region here, into ``events``,
         or with None, as parse_whole does), not searched, and the search goes on after
         it. A string still open when the output ends is searched then (see
         close_in_open_string). Each search starts where the last one stopped, and the
@@ -40,7 +42,9 @@ class StringRegions:
         """
         strings = self.strings
         if strings is None:
-            strings = self.strings = JsonStrings(self.pos)
+            strings = self.strings = tracker(
+                self.table.by_name[self.current].outside_strings, self.pos
+            )
         elif strings.at < self.pos:
             self.strings_read()
         # In a region opened inside a yielding one, the yielding region's close is
@@ -59,11 +63,11 @@ class StringRegions:
                 # Nothing begins before the string ends.
                 i = strings.at - base
                 s = n - base
-                if i < s and held[s - 1] != "\\" and held.find('"', i, s) < 0:
-                    # (skip, written out for the usual piece of a string: no quote in it)
+                if strings.json and i < s and held[s - 1] != "\\" and held.find('"', i, s) < 0:
+                    # (skip, written out for the usual piece of a JSON string: no quote)
                     self.examined += s - i
                     strings.at = n
-                    strings.odd = False
+                    strings.pending = False
                     stop = None
                 else:
                     stop, read = strings.skip(held, base, n)
@@ -86,10 +90,10 @@ class StringRegions:
 
     def close_in_open_string(self, watch):
         """The end of the output, inside a string that never ended (a stray or a cut
-        quote): the first match of the close inside that string counts after all, so
-        that the text after it is parsed as usual. Returns what scan_outside_strings
-        does. The region's text (its body, then the unsent text) is searched from the
-        string's opening quote, once; nothing is emitted again."""
+        quote, a value with no end): the first match of the close inside that string
+        counts after all, so that the text after it is parsed as usual. Returns what
+        scan_outside_strings does. The region's text (its body, then the unsent text)
+        is searched from where the string began, once; nothing is emitted again."""
         tail = self.tail
         if tail:
             self.body.append("".join(tail))
@@ -98,28 +102,21 @@ class StringRegions:
         held, base = self.held()
         text = body + held[self.pos - base :]
         start = self.pos - len(body)
-        q = len(text)
-        while True:  # the last quote that no odd run of backslashes escapes opened it
-            q = text.rfind('"', 0, q)
-            k = q - 1
-            while k >= 0 and text[k] == "\\":
-                k -= 1
-            if not (q - 1 - k) & 1:
-                break
-        self.examined += len(text) - q
+        q = self.strings.value_start(text)
+        self.examined += len(text) - q + 1
         self.forget()
         self.pieces = [text]
         self.base = start
-        self.pos = start + q + 1
-        self.body = [text[: q + 1]]
+        self.pos = start + q
+        self.body = [text[:q]]
         best = self.scan(watch, True)[0]
         stop = self.end if best is None else best[2].start
-        self.body.append(text[q + 1 : stop - start])
+        self.body.append(text[q : stop - start])
         self.pos = stop
         return best, stop
 
     def strings_read(self):
-        """The open region's JsonStrings, read up to ``pos``. The paths that give text to
+        """The open region's string tracker, read up to ``pos``. The paths that give text to
         a string-tracking region do not read it for its strings (most tokens of a call
         body can hold no close); what needs them reads the text given since, from the
         region's own text, once: each character is read once."""
@@ -128,7 +125,7 @@ class StringRegions:
         if decoded is not None and strings.at < decoded[0] <= self.pos:
             # The body decodes up to there (see strings_keyed and walk_step): it ends
             # outside every string, after no backslash (JSON has none outside strings).
-            strings.at, strings.inside, strings.odd = decoded[0], False, False
+            strings.at, strings.inside, strings.pending = decoded[0], False, False
         need = self.pos - strings.at
         if need > 0:
             tail = self.tail
@@ -146,7 +143,7 @@ class StringRegions:
         return strings
 
     def strings_keyed(self, unsent, at):
-        """The open region's JsonStrings read up to ``pos``, for a feed's transition key
+        """The open region's string tracker read up to ``pos``, for a feed's transition key
         (``unsent``: the text from ``pos``, where a close may begin at ``at``). Before
         they are first read, the body up to ``at`` is decoded instead, once a region: a
         body that decodes ends outside every string (as the walk finds, see walk_step).

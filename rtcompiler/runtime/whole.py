@@ -13,7 +13,7 @@ from __future__ import annotations
 from .match import Match
 from .prefilter import find_literal
 from .regions import cut_open_length
-from .strings import JsonStrings
+from .strings import tracker
 
 # isort: split
 
@@ -408,7 +408,7 @@ class WholePass:
                     current, opened = region.name, True
                     captures = {} if caught is None else caught
                     if region.outside_strings:
-                        strings = JsonStrings(pos)
+                        strings = tracker(region.outside_strings, pos)
                         decode, decoded_at = region.decode, None
                     else:
                         strings = None

@@ -51,7 +51,7 @@ from ..automata.dfa import WorkBudget
 from ..automata.nfa import check_size
 from ..dialect import PatternError, parse_pattern, read_pattern
 from .errors import TemplateError, UnsupportedPatternError
-from .model import Delimiter, Field, Template
+from .model import Delimiter, Field, Template, ValueDelimiters
 
 TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
 # rtcompiler's own top-level key (docs/extensions.md). transformers knows no such key and
@@ -564,7 +564,7 @@ def _tags_only(
 def _robustness(
     path: str, raw: dict[str, Any], extensions: tuple[str, ...], content: str,
     open_: Delimiter | None, close: Delimiter | None,
-) -> tuple[bool | str, bool]:
+) -> tuple[bool | str, bool | ValueDelimiters]:
     """The field's robustness keys (docs/extensions.md), checked: each needs its
     extension declared, and a field it can work on."""
     found = []
@@ -580,8 +580,14 @@ def _robustness(
         if key == "recover" and isinstance(value, str) and value:
             found.append(value)  # the field that keeps the text; checked once all are known
             continue
+        if key == "close_outside_strings" and isinstance(value, dict):
+            found.append(_value_delimiters(where, value))
+            continue
         if not isinstance(value, bool):
-            expected = "true, false or a field name" if key == "recover" else "true or false"
+            expected = (
+                "true, false or a field name" if key == "recover"
+                else "true, false or {\"open\": [...], \"close\": [...]}"
+            )
             raise TemplateError(where, f"must be {expected}, got {_kind(value)}")
         found.append(value)
     recover, outside_strings = found
@@ -590,7 +596,15 @@ def _robustness(
             child_path(path, "recover"),
             "the implicit field cannot recover: a failed region's text goes to it",
         )
-    if outside_strings:
+    if isinstance(outside_strings, ValueDelimiters):
+        where = child_path(path, "close_outside_strings")
+        if content == "json":
+            raise TemplateError(
+                where, "a JSON body's strings are JSON's: write true, not value delimiters"
+            )
+        if close is None:
+            raise TemplateError(where, "needs a 'close' or 'close_pattern' to apply to")
+    elif outside_strings:
         where = child_path(path, "close_outside_strings")
         if content != "json":
             raise TemplateError(where, f"needs 'content': 'json', got {content!r}")
@@ -609,6 +623,35 @@ def _robustness(
                 "the region; 'close_outside_strings' refuses it",
             )
     return recover, outside_strings
+
+
+def _value_delimiters(path: str, raw: dict[str, Any]) -> ValueDelimiters:
+    """``close_outside_strings`` written as the literals that begin and end a value."""
+    unknown = sorted(set(raw) - {"open", "close"})
+    if unknown:
+        raise TemplateError(path, f"unknown key {unknown[0]!r}; known: close, open")
+    lists = []
+    for key in ("open", "close"):
+        where = child_path(path, key)
+        value = raw.get(key)
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not value:
+            got = "missing" if key not in raw else _kind(value)
+            raise TemplateError(where, f"must be a string or a non-empty list of strings, "
+                                       f"got {got}")
+        for i, literal in enumerate(value):
+            if not isinstance(literal, str) or not literal:
+                raise TemplateError(child_path(where, i),
+                                    f"must be a non-empty string, got {_kind(literal)}")
+        lists.append(tuple(dict.fromkeys(value)))
+    opens, closes = lists
+    both = sorted(set(opens) & set(closes))
+    if both:
+        raise TemplateError(
+            path, f"{both[0]!r} both begins and ends a value: a delimiter is one or the other"
+        )
+    return ValueDelimiters(opens, closes)
 
 
 def _can_consume(delimiter: Delimiter, characters: str) -> bool:

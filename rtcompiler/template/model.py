@@ -92,6 +92,16 @@ class Delimiter:
 
 
 @dataclass(frozen=True)
+class ValueDelimiters:
+    """``close_outside_strings`` for a body whose values are raw text between literal
+    delimiters (XML tool calls): a value begins after one of ``opens`` and ends at one
+    of ``closes`` (docs/extensions.md)."""
+
+    opens: tuple[str, ...]
+    closes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Field:
     """One field of the output message and the region of text that fills it.
 
@@ -116,9 +126,9 @@ class Field:
     transform_each: bool = False
     # Robustness extensions (docs/extensions.md): keep a failed or unfinished region's
     # text as text of the implicit field (True) or of the field named; count the close
-    # only outside the body's JSON strings.
+    # only outside the body's strings (True: JSON's; or the delimiters of its values).
     recover: bool | str = False
-    close_outside_strings: bool = False
+    close_outside_strings: bool | ValueDelimiters = False
     # The yield extension: the fields whose regions may open inside this one's, and the
     # separator its pieces' values are joined with.
     yields: tuple[str, ...] = ()

@@ -126,7 +126,7 @@ def test_list_shows_every_bundled_grammar_and_its_extensions():
     # Each grammar, and the strict form of each that opts in to a robustness extension.
     assert set(rows) == set(grammars.names()) | {f"{n}:strict" for n in robust}
     assert "NAME:strict" in note
-    assert rows["glm45"].endswith("(extension: recover, yield)")
+    assert rows["glm45"].endswith("(extension: recover, close-outside-strings, yield)")
     assert rows["deepseek_v32"].endswith("(extension: typed-values, recover, yield)")
     assert rows["deepseek_v32:strict"].endswith("(extension: typed-values)")
     # No implicit field: a recovered call's text goes to the content field it names.

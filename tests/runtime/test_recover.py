@@ -872,7 +872,8 @@ def messy(draw: Any, spec: dict) -> str:
     markers = [s for f in spec["fields"].values() for key in ("open", "close")
                for s in ([f[key]] if isinstance(f.get(key), str) else f.get(key) or [])]
     markers += ['"', '\\', "{", "}", "</tool_call>", "<tool_call>", "[TOOL_CALLS]", "</s>",
-                "<|im_end|>", "</parameter>", "</function>"]
+                "<|im_end|>", "</parameter>", "</function>", "<parameter=", "<arg_value>",
+                "</arg_value>"]
     for _ in range(draw(st.integers(0, 3))):
         how = draw(st.sampled_from(["cut", "drop", "insert"]))
         at = draw(st.integers(0, len(text)))

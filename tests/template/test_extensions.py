@@ -286,7 +286,7 @@ def test_a_robustness_key_needs_its_extension_declared(extension, key):
     (_robust(recover=1), "fields.tool_calls.recover", "true, false or a field name"),
     (_robust(recover=""), "fields.tool_calls.recover", "true, false or a field name"),
     (_robust(close_outside_strings="yes"), "fields.tool_calls.close_outside_strings",
-     "true or false"),
+     'true, false or {"open"'),
     (_robust(content="text"), "fields.tool_calls.close_outside_strings", "'json'"),
     (_robust(content_args={"string_delims": [["'", "'"]]}),
      "fields.tool_calls.close_outside_strings", "string_delims"),
@@ -364,3 +364,89 @@ def test_the_generated_module_names_the_robustness_extensions():
         "process=_process_0, recover=\"json\", outside_strings=True, decode=_json_loads, "
         "decoded=_decoded_0,\n"
     ) in source
+
+
+# -- close-outside-strings with value delimiters (XML bodies) -----------------------------
+
+XML = {
+    "extensions": ["close-outside-strings", "recover"],
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"<tool_call>\n<function=(?P<name>[^>\n]+)>\n",
+            "close_pattern": r"</tool_call>\s*", "content": "xml-inline",
+            "content_args": {"tag_pattern":
+                             r"<parameter=(?P<key>[^>\n]+)>\n(?P<value>.*?)\n</parameter>"},
+            "repeats": True, "recover": True,
+            "close_outside_strings": {"open": ["<parameter="],
+                                      "close": ["</parameter>", "</function>"]},
+            "transform": {"name": "{name}", "arguments": "{content}"},
+        },
+        "content": {"close": "<|im_end|>"},
+    },
+}
+
+
+def _xml(spans) -> dict:
+    spec = copy.deepcopy(XML)
+    if spans is None:
+        del spec["fields"]["tool_calls"]["close_outside_strings"]
+    else:
+        spec["fields"]["tool_calls"]["close_outside_strings"] = spans
+    return spec
+
+
+def test_value_delimiters_load_into_the_field_and_the_module():
+    from rtcompiler.template.model import ValueDelimiters
+
+    field = load_template(XML).field("tool_calls")
+    assert field.close_outside_strings == ValueDelimiters(
+        ("<parameter=",), ("</parameter>", "</function>"))
+    # A lone string is a list of one.
+    one = load_template(_xml({"open": "<v>", "close": "</v>"})).field("tool_calls")
+    assert one.close_outside_strings == ValueDelimiters(("<v>",), ("</v>",))
+    source = compile_template(XML).source
+    assert ("outside_strings=ValueSpans.prepare(('<parameter=',), "
+            "('</parameter>', '</function>')),") in source
+    assert "class ValueSpans" in source
+    # Only a module whose template names value delimiters carries their tracker.
+    assert "class ValueSpans" not in compile_template(ROBUST).source
+
+
+@pytest.mark.parametrize("spans, path, words", [
+    ({"open": ["<v>"]}, ".close", "non-empty list of strings, got missing"),
+    ({"open": [], "close": ["</v>"]}, ".open", "non-empty list"),
+    ({"open": ["<v>", ""], "close": ["</v>"]}, ".open[1]", "non-empty string"),
+    ({"open": ["<v>"], "close": [3]}, ".close[0]", "non-empty string, got"),
+    ({"open": ["<v>"], "close": ["</v>"], "escape": "\\"}, "", "unknown key 'escape'"),
+    ({"open": ["<v>", "|"], "close": ["|"]}, "", "'|' both begins and ends a value"),
+])
+def test_value_delimiters_are_checked(spans, path, words):
+    with pytest.raises(TemplateError) as info:
+        load_template(_xml(spans))
+    assert info.value.path == "fields.tool_calls.close_outside_strings" + path
+    assert words in str(info.value)
+
+
+def test_value_delimiters_need_a_body_that_is_not_json_and_a_close():
+    spec = _robust(close_outside_strings={"open": ["<v>"], "close": ["</v>"]})
+    with pytest.raises(TemplateError, match="write true, not value delimiters"):
+        load_template(spec)
+    spec = _xml({"open": ["<v>"], "close": ["</v>"]})
+    del spec["fields"]["tool_calls"]["close_pattern"]
+    with pytest.raises(TemplateError, match="needs a 'close'") as info:
+        load_template(spec)
+    assert info.value.path == "fields.tool_calls.close_outside_strings"
+
+
+def test_transformers_refuses_a_template_with_value_delimiters():
+    assert reference_outcome(XML).verdict == "reject"
+    spec = copy.deepcopy(XML)
+    del spec["extensions"]
+    assert reference_outcome(spec).verdict == "reject"
+    # Without the key, the same template is one the reference takes.
+    plain = _xml(None)
+    del plain["extensions"]
+    del plain["fields"]["tool_calls"]["recover"]
+    assert reference_outcome(plain).verdict != "reject"
+    assert "close_outside_strings" not in grammars.strict_spec(XML)["fields"]["tool_calls"]
