@@ -3903,13 +3903,14 @@ class ValueSpans:
     read as it grows: the strings of a format whose values are raw text, as XML tool
     calls write them (``<parameter=city>`` ... ``</parameter>``).
 
-    A position is inside a value when the last delimiter that ends at or before it is
-    one that opens a value (one that opens wins a tie); after one that closes, or
-    before any, it is outside. Values hold no escapes, so the last delimiter in a
-    stretch is found with ``str.rfind``, at C speed. A delimiter may fall across two
-    reads: ``pending`` keeps the end of the text read that begins a delimiter (most
-    often nothing), which is searched again with the start of the next stretch. Built
-    from ``plan``, which the trackers of a region share (see prepare).
+    A position is inside a value when the last delimiter written before it opens one;
+    after one that closes, or before any, it is outside. (No delimiter is written inside
+    another, so the last to begin is the last to end.) Values hold no escapes, so the
+    last delimiter of a stretch is one match of ``.*`` and the delimiters, which sre
+    finds from the end, at C speed. A delimiter may fall across two reads: ``pending``
+    keeps the end of the text read that begins one (most often nothing), which is read
+    again with the start of the next stretch. Built from ``plan``, which the trackers of
+    a region share (see prepare).
     """
 
     __slots__ = ("at", "inside", "pending", "start", "plan")
@@ -3925,12 +3926,20 @@ class ValueSpans:
 
     @staticmethod
     def prepare(opens, closes):
-        """A region's plan: ``((delimiter, its length, whether it opens), ...)``, the
-        longest ``pending`` can be, and the delimiters' first characters."""
-        delimiters = tuple((s, len(s), True) for s in opens)
-        delimiters += tuple((s, len(s), False) for s in closes)
-        heads = "".join(sorted({s[0] for s, _, _ in delimiters}))
-        return delimiters, max(n for _, n, _ in delimiters) - 1, heads
+        """A region's plan: the match of the last delimiter of a text (its group 1 is
+        one that opens), the search for the first that closes, the longest ``pending``
+        can be, and the search for the end of a text that begins a delimiter (the
+        leftmost such end is the longest)."""
+        delimiters = (*opens, *closes)
+
+        def either(literals):
+            return "|".join(_re.escape(s) for s in sorted(literals, key=len, reverse=True))
+
+        last = _re.compile(f"(?s:.*)(?:({either(opens)})|{either(closes)})")
+        first_close = _re.compile(either(closes))
+        beginnings = {s[:k] for s in delimiters for k in range(1, len(s))}
+        pending = _re.compile(f"(?:{either(beginnings)})\\Z")
+        return last, first_close, max(map(len, delimiters)) - 1, pending
 
     def copy(self):
         """A tracker in this one's state, to read on from ``at`` without moving it."""
@@ -3945,29 +3954,25 @@ class ValueSpans:
         s = stop - base
         if i >= s:
             return 0
+        plan = self.plan
         pending = self.pending
-        seam = None
-        last = -1
-        inside = self.inside
-        for delimiter, n, opens in self.plan[0]:
-            j = held.rfind(delimiter, i, s)
-            if j >= 0:
-                end = j + n
-            elif pending:
-                # (none begins in the stretch: one may begin in the pending text)
-                if seam is None:
-                    seam = pending + held[i : min(s, i + self.plan[1])]
-                j = seam.rfind(delimiter, max(0, len(pending) - n + 1))
-                if j < 0:
-                    continue
-                end = i + j + n - len(pending)
-            else:
-                continue
-            if end > last or end == last and opens:
-                last, inside = end, opens
-        self.inside = inside
-        self.pending = self.beginning(held, i, s)
+        if pending:
+            # One may begin in the pending text: read with it (a short piece, or the
+            # pending text and the next characters; the rest of the stretch after).
+            w = len(pending)
+            m = plan[0].match(pending + held[i : min(s, i + plan[2])])
+            if m is not None and m.end() > w:
+                self.inside = m.start(1) >= 0
+        m = plan[0].match(held, i, s)
+        if m is not None:
+            self.inside = m.start(1) >= 0
         self.at = stop
+        lo = s - plan[2]
+        if lo >= i:  # (beginning, written out for a stretch as long as pending can be)
+            m = plan[3].search(held, lo, s)
+            self.pending = "" if m is None else held[m.start() : s]
+        else:
+            self.pending = self.beginning(held, i, s)
         return s - i
 
     def skip(self, held, base, end):
@@ -3975,61 +3980,47 @@ class ValueSpans:
         None when none ends it before ``end``; characters read)``."""
         i = first = self.at - base
         s = end - base
+        close = self.plan[1]
+        stop = -1
         pending = self.pending
-        w = len(pending)
-        seam = pending + held[i : min(s, i + self.plan[1])] if pending else None
-        best = s + 1
-        for delimiter, n, opens in self.plan[0]:
-            if opens:
-                continue
-            if seam is not None:
-                # (one across the seam ends before any that begins after it)
-                j = seam.find(delimiter, max(0, w - n + 1))
-                if j >= 0:
-                    best = min(best, i + j + n - w)
-                    continue
-            j = held.find(delimiter, i, min(s, best))
-            if j >= 0:
-                best = j + n
-        if best > s:
+        if pending:
+            # (one across the seam ends before any that begins after it)
+            w = len(pending)
+            seam = pending + held[i : min(s, i + self.plan[2])]
+            m = close.search(seam)
+            while m is not None and m.end() <= w:  # (the pending text may be one)
+                m = close.search(seam, m.start() + 1)
+            if m is not None:
+                stop = i + m.end() - w
+        if stop < 0:
+            m = close.search(held, i, s)
+            if m is not None:
+                stop = m.end()
+        if stop < 0:
             self.pending = self.beginning(held, i, s)
             self.at = end
             return None, s - first
-        self.pending = self.beginning(held, i, best)
+        self.pending = self.beginning(held, i, stop)
         self.inside = False
-        self.at = base + best
-        return self.at, best - first
+        self.at = base + stop
+        return self.at, stop - first
 
     def beginning(self, held, i, s):
         """The end of the text read up to ``s`` (from ``i`` in ``held``, after
         ``pending``) that is the beginning of a delimiter: its longest such end."""
-        delimiters, keep, heads = self.plan
-        lo = s - keep
+        lo = s - self.plan[2]
         if lo < i:
             held = self.pending + held[i:s]
             s = len(held)
-            lo = max(0, s - keep)
-        start = s
-        for head in heads:
-            j = held.find(head, lo, start)
-            while j >= 0:
-                rest = held[j:s]
-                if any(d.startswith(rest) for d, _, _ in delimiters):
-                    start = j
-                    break
-                j = held.find(head, j + 1, start)
-        return held[start:s]
+            lo = max(0, s - self.plan[2])
+        m = self.plan[3].search(held, lo, s)
+        return "" if m is None else held[m.start() : s]
 
     def value_start(self, text):
         """Where, in ``text`` (a region's body read while ``inside``), the value that is
-        open at its end began: after the last delimiter that opens one."""
-        start = 0
-        for delimiter, n, opens in self.plan[0]:
-            if opens:
-                j = text.rfind(delimiter)
-                if j >= 0 and j + n > start:
-                    start = j + n
-        return start
+        open at its end began: after the last delimiter, which opens one."""
+        m = self.plan[0].match(text)
+        return 0 if m is None else m.end()
 
 # ------------------------------------------------------------------------------
 # runtime: rtcompiler.runtime.whole [whole]

@@ -58,7 +58,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("tools", "tool_coercion", ("tool_schema",)),
     Section("regions", "regions", ("compiled_regex",)),
     Section("strings", "json_strings"),
-    Section("strings", "value_spans"),
+    Section("strings", "value_spans", ("json_strings",)),
     Section("whole", "whole", ("compiled_regex", "json_strings")),
     Section("memo", "memo", ("whole",)),
     Section("answers", "answers", ("regions", "whole")),

@@ -651,6 +651,14 @@ def _value_delimiters(path: str, raw: dict[str, Any]) -> ValueDelimiters:
         raise TemplateError(
             path, f"{both[0]!r} both begins and ends a value: a delimiter is one or the other"
         )
+    # (So the delimiter written last is the one that ends last: see ValueSpans.)
+    for inner in (*opens, *closes):
+        for outer in (*opens, *closes):
+            if inner != outer and inner in outer:
+                raise TemplateError(
+                    path, f"{inner!r} is written inside {outer!r}: no delimiter may be part of "
+                    "another"
+                )
     return ValueDelimiters(opens, closes)
 
 

@@ -420,6 +420,7 @@ def test_value_delimiters_load_into_the_field_and_the_module():
     ({"open": ["<v>"], "close": [3]}, ".close[0]", "non-empty string, got"),
     ({"open": ["<v>"], "close": ["</v>"], "escape": "\\"}, "", "unknown key 'escape'"),
     ({"open": ["<v>", "|"], "close": ["|"]}, "", "'|' both begins and ends a value"),
+    ({"open": ["<v>"], "close": ["</v>", "v>"]}, "", "'v>' is written inside '<v>'"),
 ])
 def test_value_delimiters_are_checked(spans, path, words):
     with pytest.raises(TemplateError) as info:
