@@ -4481,9 +4481,14 @@ class WholePass:
         pos, current, opened, captures = self.pos, self.current, self.opened, self.captures
         by_literal = walks[current]
         # In a region whose close counts only outside strings, its body's strings, read
-        # up to each landmark of the close (see ResponseStream.scan_outside_strings).
+        # up to each landmark of the close (see ResponseStream.scan_outside_strings). In
+        # one opened here whose strings are values between delimiters, first their plan
+        # (ValueSpans.prepare, a tuple): its first landmark is read with one match, and a
+        # tracker is made only if the walk goes on in the region (most often that
+        # landmark is its close). ``spans_read``: that landmark was read.
         string_modes = table.string_modes
         strings = self.strings_read() if current in string_modes else None
+        spans_read = False
         # The open region's body decoder while its first close landmark is ahead (see
         # Region.decode); where the body decoded there ends, the body, and (its content,).
         decode = decoded_at = body = decoded = None
@@ -4503,25 +4508,42 @@ class WholePass:
                 if at + base < pos:
                     continue
                 if strings is not None:
-                    if decode is not None:
-                        # The region's first landmark of a close: a body that decodes
-                        # as JSON ends outside every string, so the landmark does too.
-                        body = held[pos - base : at]
-                        try:
-                            decoded = (decode(body),)
-                        except (ValueError, RecursionError):
-                            pass  # the strings are read, as in any body
+                    if type(strings) is tuple:
+                        if spans_read:
+                            # (A later landmark: the body is read again, once, by a tracker.)
+                            strings = tracker(strings, pos)
+                            examined += strings.advance(held, base, at + base)
+                            inside = strings.inside
                         else:
-                            decoded_at = strings.at = at + base
+                            spans_read = True
+                            m = strings[0].match(held, pos - base, at)  # (ValueSpans.advance)
                             examined += at + base - pos
-                        decode = None
-                    if decoded_at != at + base:
-                        examined += strings.advance(held, base, at + base)
-                    if strings.inside:
-                        # A close written in a string: the loop gives the string to the
-                        # region and looks on after it, or in it if it never ends.
-                        done = False
-                        break
+                            inside = m is not None and m.start(1) >= 0
+                            if inside:
+                                strings = tracker(strings, pos)
+                        if inside:
+                            done = False  # (in a value: as below)
+                            break
+                    else:
+                        if decode is not None:
+                            # The region's first landmark of a close: a body that decodes
+                            # as JSON ends outside every string, so the landmark does too.
+                            body = held[pos - base : at]
+                            try:
+                                decoded = (decode(body),)
+                            except (ValueError, RecursionError):
+                                pass  # the strings are read, as in any body
+                            else:
+                                decoded_at = strings.at = at + base
+                                examined += at + base - pos
+                            decode = None
+                        if decoded_at != at + base:
+                            examined += strings.advance(held, base, at + base)
+                        if strings.inside:
+                            # A close written in a string: the loop gives the string to
+                            # the region and looks on after it, or in it if it never ends.
+                            done = False
+                            break
                 entries, single, longer, early = spot
                 if single is not None:
                     kind, region, form, lead, named, literals, otherwise = single
@@ -4604,9 +4626,11 @@ class WholePass:
                 if kind == "open":
                     current, opened = region.name, True
                     captures = {} if caught is None else caught
-                    if region.outside_strings:
-                        strings = tracker(region.outside_strings, pos)
+                    if region.outside_strings is True:
+                        strings = JsonStrings(pos)
                         decode, decoded_at = region.decode, None
+                    elif region.outside_strings:
+                        strings, spans_read = region.outside_strings, False
                     else:
                         strings = None
                 else:
@@ -4636,7 +4660,7 @@ class WholePass:
         # walk left at a region that is not walked is entered again after it.
         self.examined += examined + (len(held) if found is None else found.end()) - lo
         self.pos, self.current, self.captures, self.opened = pos, current, captures, opened
-        self.strings = strings
+        self.strings = tracker(strings, pos) if type(strings) is tuple else strings
         self.formed = _WHOLE_READS * self.end - reads
         self.danger, self.dirty = table.modes[current]
         if done and not cut:

@@ -275,3 +275,41 @@ def test_an_unfinished_value_full_of_closes_costs_linear_work(step):
         per.append(_work(text, step))
     assert max(per) <= 40, per
     assert per[2] <= per[0] * 1.1 + 0.5, per
+
+
+def test_the_whole_walk_reads_a_value_region_with_landmarks_that_do_not_close_it():
+    # qwen3_coder's close looks ahead at '<tool_call>\n<function=': a '<tool_call>' not
+    # followed by a call is a landmark that does not close the call. Outside a value the
+    # walk reads on with a tracker (each landmark after the first), inside one the loop
+    # does; either way the message is the streamed one, and the work grows linearly.
+    from rtcompiler import compile_template
+
+    module = compile_template("qwen3_coder").module
+    prefix = "<|im_start|>assistant\n<think>\n"
+
+    def output(n: int, where: str) -> str:
+        stray = "<tool_call>x\n" * n
+        value = f"a {stray}b" if where == "value" else "a"
+        between = stray if where == "between" else ""
+        return (
+            "</think>\n\n<tool_call>\n<function=f>\n<parameter=p>\n" + value
+            + "\n</parameter>\n" + between + "<parameter=q>\nz\n</parameter>\n</function>\n"
+            "</tool_call><|im_end|>"
+        )
+
+    for where in ("value", "between"):
+        per = []
+        for n in (50, 200, 800):
+            text = output(n, where)
+            parser = module.ResponseParser(prefix)
+            stream = parser._stream
+            whole = stream.parse_whole(text)
+            per.append(stream.work / len(text))
+            streamed = module.ResponseParser(prefix)
+            for i in range(0, len(text), 7):
+                streamed.feed(text[i : i + 7])
+            assert streamed.finalize()[0] == whole, where
+        if where == "value":
+            assert whole["tool_calls"][0]["function"]["arguments"]["p"].count("<tool_call>") == n
+        assert max(per) <= 40, (where, per)
+        assert per[2] <= per[0] * 1.1 + 0.5, (where, per)
