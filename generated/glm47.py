@@ -6740,11 +6740,15 @@ class ResponseStream(
             # the strings before it too: a state is named there when they are read up
             # to where the unsent text begins, and its name says whether that is
             # inside a string (see described). Not for a longer piece that holds a
-            # whole literal: such pieces seldom come again, and the walk may tell
-            # without reading the strings (see walk_step).
+            # whole literal in a JSON body: such pieces seldom come again, and the walk
+            # may tell without reading the strings (see walk_step); value delimiters are
+            # read with one match, as cheap as naming the state.
             keyed = len(unsent) <= _TRANSITION_HELD and (
                 self.strings is None or self.strings.at == pos
-                or (len(unsent) <= _STRINGS_KEYED or found.end() == len(unsent))
+                or (
+                    len(unsent) <= _STRINGS_KEYED or found.end() == len(unsent)
+                    or not self.strings.json
+                )
                 and self.strings_keyed(unsent, found.start()).at == pos
             )
             if pos == end or node is None or node[1] != end:

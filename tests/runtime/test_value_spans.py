@@ -313,3 +313,29 @@ def test_the_whole_walk_reads_a_value_region_with_landmarks_that_do_not_close_it
             assert whole["tool_calls"][0]["function"]["arguments"]["p"].count("<tool_call>") == n
         assert max(per) <= 40, (where, per)
         assert per[2] <= per[0] * 1.1 + 0.5, (where, per)
+
+
+def test_a_long_piece_holding_a_close_in_a_value_region_is_replayed_the_second_time():
+    # A piece of up to 96 characters holding a whole close is named by the state it met
+    # (value delimiters are read with one match, as cheap as the name), so a stream fed
+    # the same output cut alike replays it without processing it again.
+    module = load_parser(load_template(SPEC))
+    text = call_text("f", {"a": "one", "b": "two"}) + "Done.<|im_end|>"
+    pieces = [text[i : i + 40] for i in range(0, len(text), 40)]
+    assert any("</tool_call>" in p for p in pieces)
+    calls = []
+    process = module.ResponseStream.process
+    module.ResponseStream.process = (
+        lambda self, events, eos, key=None: calls.append(eos) or process(self, events, eos, key)
+    )
+    try:
+        first = run(module, pieces)
+        assert False in calls
+        calls.clear()
+        second = run(module, pieces)
+    finally:
+        module.ResponseStream.process = process
+    assert second == first == {"tool_calls": [{"name": "f", "arguments": {"a": "one",
+                                                                           "b": "two"}}],
+                               "content": "Done."}
+    assert False not in calls  # every feed replayed; only finalize's pass processed
