@@ -3906,11 +3906,12 @@ class ValueSpans:
     A position is inside a value when the last delimiter written before it opens one;
     after one that closes, or before any, it is outside. (No delimiter is written inside
     another, so the last to begin is the last to end.) Values hold no escapes, so the
-    last delimiter of a stretch is one match of ``.*`` and the delimiters, which sre
-    finds from the end, at C speed. A delimiter may fall across two reads: ``pending``
-    keeps the end of the text read that begins one (most often nothing), which is read
-    again with the start of the next stretch. Built from ``plan``, which the trackers of
-    a region share (see prepare).
+    last delimiter of a stretch is found from its end: the last of the delimiters' first
+    characters (``str.rfind``, at C speed), where one of them begins or not, then the
+    one before. A delimiter may fall across two reads: ``pending`` keeps the end of the
+    text read that begins one (most often nothing), which is read again with the start
+    of the next stretch. Built from ``plan``, which the trackers of a region share (see
+    prepare).
     """
 
     __slots__ = ("at", "inside", "pending", "start", "plan")
@@ -3928,18 +3929,23 @@ class ValueSpans:
     def prepare(opens, closes):
         """A region's plan: the match of the last delimiter of a text (its group 1 is
         one that opens), the search for the first that closes, the longest ``pending``
-        can be, and the search for the end of a text that begins a delimiter (the
-        leftmost such end is the longest)."""
+        can be, the search for the end of a text that begins a delimiter (the leftmost
+        such end is the longest), the delimiters' first characters, and the match of a
+        delimiter where one begins."""
         delimiters = (*opens, *closes)
 
         def either(literals):
             return "|".join(_re.escape(s) for s in sorted(literals, key=len, reverse=True))
 
-        last = _re.compile(f"(?s:.*)(?:({either(opens)})|{either(closes)})")
+        one = f"(?:({either(opens)})|{either(closes)})"
+        last = _re.compile(f"(?s:.*){one}")
         first_close = _re.compile(either(closes))
         beginnings = {s[:k] for s in delimiters for k in range(1, len(s))}
         pending = _re.compile(f"(?:{either(beginnings)})\\Z")
-        return last, first_close, max(map(len, delimiters)) - 1, pending
+        heads = "".join(sorted({s[0] for s in delimiters}))
+        return (
+            last, first_close, max(map(len, delimiters)) - 1, pending, heads, _re.compile(one)
+        )
 
     def copy(self):
         """A tracker in this one's state, to read on from ``at`` without moving it."""
@@ -3963,11 +3969,25 @@ class ValueSpans:
             m = plan[0].match(pending + held[i : min(s, i + plan[2])])
             if m is not None and m.end() > w:
                 self.inside = m.start(1) >= 0
-        m = plan[0].match(held, i, s)
-        if m is not None:
-            self.inside = m.start(1) >= 0
         self.at = stop
         lo = s - plan[2]
+        head = plan[4]
+        if len(head) == 1:
+            # The last delimiter begins at one of the last of its first characters.
+            j = last = held.rfind(head, i, s)
+            while j >= 0:
+                m = plan[5].match(held, j, s)
+                if m is not None:
+                    self.inside = m.start(1) >= 0
+                    break
+                j = held.rfind(head, i, j)
+            if last < lo:  # (and nothing begins a delimiter at the end)
+                self.pending = "" if lo >= i else self.beginning(held, i, s)
+                return s - i
+        else:
+            m = plan[0].match(held, i, s)
+            if m is not None:
+                self.inside = m.start(1) >= 0
         if lo >= i:  # (beginning, written out for a stretch as long as pending can be)
             m = plan[3].search(held, lo, s)
             self.pending = "" if m is None else held[m.start() : s]
