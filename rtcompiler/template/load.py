@@ -99,6 +99,10 @@ MAX_DEPTH = 100
 # Templates with more fields than this are refused (real ones have at most a handful):
 # every field brings delimiters, tables and functions to compile, emit and import.
 MAX_FIELDS = 256
+# Value delimiters (close_outside_strings) past these are refused (real ones: a few tags
+# of a few characters): a parser's plan holds every beginning of every delimiter.
+MAX_VALUE_DELIMITERS = 64
+MAX_VALUE_DELIMITER_LENGTH = 256
 
 # A transform placeholder: a brace-enclosed dotted path of word runs ("{content.args}").
 # \w is the ``regex`` module's (Unicode) one, the module transformers matches with.
@@ -640,10 +644,16 @@ def _value_delimiters(path: str, raw: dict[str, Any]) -> ValueDelimiters:
             got = "missing" if key not in raw else _kind(value)
             raise TemplateError(where, f"must be a string or a non-empty list of strings, "
                                        f"got {got}")
+        if len(value) > MAX_VALUE_DELIMITERS:
+            raise TemplateError(where, f"at most {MAX_VALUE_DELIMITERS} delimiters, "
+                                       f"got {len(value)}")
         for i, literal in enumerate(value):
             if not isinstance(literal, str) or not literal:
                 raise TemplateError(child_path(where, i),
                                     f"must be a non-empty string, got {_kind(literal)}")
+            if len(literal) > MAX_VALUE_DELIMITER_LENGTH:
+                raise TemplateError(child_path(where, i), f"at most "
+                                    f"{MAX_VALUE_DELIMITER_LENGTH} characters, got {len(literal)}")
         lists.append(tuple(dict.fromkeys(value)))
     opens, closes = lists
     both = sorted(set(opens) & set(closes))

@@ -421,6 +421,9 @@ def test_value_delimiters_load_into_the_field_and_the_module():
     ({"open": ["<v>"], "close": ["</v>"], "escape": "\\"}, "", "unknown key 'escape'"),
     ({"open": ["<v>", "|"], "close": ["|"]}, "", "'|' both begins and ends a value"),
     ({"open": ["<v>"], "close": ["</v>", "v>"]}, "", "'v>' is written inside '<v>'"),
+    ({"open": ["<v>"], "close": [f"</{i}>" for i in range(65)]}, ".close",
+     "at most 64 delimiters, got 65"),
+    ({"open": ["<" + "v" * 300], "close": ["</v>"]}, ".open[0]", "at most 256 characters"),
 ])
 def test_value_delimiters_are_checked(spans, path, words):
     with pytest.raises(TemplateError) as info:
