@@ -255,14 +255,11 @@ class ValueSpans:
         stop = -1
         pending = self.pending
         if pending:
-            # (one across the seam ends before any that begins after it)
-            w = len(pending)
-            seam = pending + held[i : min(s, i + self.plan[2])]
-            m = close.search(seam)
-            while m is not None and m.end() <= w:  # (the pending text may be one)
-                m = close.search(seam, m.start() + 1)
+            # One across the seam ends before any that begins after it. (The pending
+            # text begins a delimiter and holds none: no delimiter is part of another.)
+            m = close.search(pending + held[i : min(s, i + self.plan[2])])
             if m is not None:
-                stop = i + m.end() - w
+                stop = i + m.end() - len(pending)
         if stop < 0:
             m = close.search(held, i, s)
             if m is not None:
