@@ -476,6 +476,8 @@ class Match:
                 return {}  # a literal's match, or a pattern without groups
             groups = self._groups = self._resolve()
             self._resolve = None
+        if None not in groups.values():
+            return dict(groups)  # (a copy, at C speed: the usual case)
         return {k: v for k, v in groups.items() if v is not None}
 
     def __eq__(self, other: object) -> bool:
@@ -505,12 +507,14 @@ def find_literal(text, literal, lo, hi):
     against 6 us for the memchr of ``E``). After a few occurrences of that character that
     do not begin the literal, str.find: at most one read of the text more."""
     first = literal[0]
-    for _ in range(_FIRST_TRIES):
-        j = text.find(first, lo, hi)
+    j = text.find(first, lo, hi)
+    if j < 0 or text.startswith(literal, j, hi):
+        return j  # (the usual answer, before the loop is set up)
+    for _ in range(_FIRST_TRIES - 1):
+        j = text.find(first, j + 1, hi)
         if j < 0 or text.startswith(literal, j, hi):
             return j
-        lo = j + 1
-    return text.find(literal, lo, hi)
+    return text.find(literal, j + 1, hi)
 
 
 class Prefilter:
@@ -2459,6 +2463,16 @@ def _strings_in_place(
     return "".join(pieces), strings
 
 
+def parse_json_plain(body: str, args: dict) -> object:
+    """:func:`parse_json` for ``args`` that ask for no repair (no ``string_delims``, no
+    ``unquoted_key_pattern``): one decode. A body that does not decode goes to
+    parse_json, which decodes it again and fails, or falls back, with its words."""
+    try:
+        return _json_loads(body)
+    except (ValueError, RecursionError):
+        return parse_json(body, args)
+
+
 def parse_json(body: str, args: dict) -> object:
     """JSON, optionally after two repairs for near-JSON that models write.
 
@@ -4238,7 +4252,10 @@ _NEXT = object()  # WholePass.next_literal's keys in ``whole``, beside the watch
 
 def _literal_at(delimiter, held, j, base):
     """The match of the one literal of ``delimiter.fixed`` that begins at ``held[j]``."""
-    for literal in delimiter.fixed:
+    fixed = delimiter.fixed
+    if len(fixed) == 1:
+        return Match(j + base, j + base + len(fixed[0]), False)
+    for literal in fixed:
         if held.startswith(literal, j):
             return Match(j + base, j + base + len(literal), False)
     raise AssertionError("no literal at the position its prefilter found")
@@ -4759,9 +4776,17 @@ class WholePass:
         pre = regex.prefilter
         if delimiter.fixed is not None:
             # Literals none of which begins another: the first one found is the match.
-            held, base = self.held()
+            pieces = self.pieces
+            held, base = (pieces[0], self.base) if len(pieces) == 1 else self.held()
             lo = pos - base
-            hit = self.find_whole(pre, held, lo, len(held))
+            n = len(held)
+            if self.table.landmarks is None:
+                # (find_whole's own search, written out: this is a whole parse's usual
+                # close, and two calls were a tenth of a one-call parse)
+                hit = pre.find(held, lo, n)
+                self.examined += (n if hit < 0 else hit) - lo
+            else:
+                hit = self.find_whole(pre, held, lo, n)
             m = None if hit < 0 else _literal_at(delimiter, held, hit, base)
             self.whole[key] = (pos, m)
             return m
@@ -4845,7 +4870,8 @@ class WholePass:
         head, aliases, literal, excluded = regex.lazy_tail
         pre = regex.prefilter
         pos = self.pos
-        held, base = self.held()
+        pieces = self.pieces
+        held, base = (pieces[0], self.base) if len(pieces) == 1 else self.held()
         lo = pos - base
         n = len(held)
         # With no landmarks search to answer from, the prefilter's own (a few calls less).
@@ -6686,7 +6712,9 @@ class ResponseStream(
         # the open region closes, and whether the open region is such a region's next piece.
         self.resume_to = None
         self.resumed = False
-        self.enter(table.implicit)
+        # enter(table.implicit), written out (a call less per parse)
+        self.current = table.implicit
+        self.danger, self.dirty = table.modes[table.implicit]
         self.initial_events: list = []
         if prefix:
             truncated = truncate_at_last_anchor(table.start_anchor, prefix, table.anchor_literals)
@@ -26818,7 +26846,7 @@ def _process_0(body, captures):
     return body.strip()
 
 def _content_1_typed_0(body):
-    return parse_json(body, _ARGS_content_1_typed_0)
+    return parse_json_plain(body, _ARGS_content_1_typed_0)
 
 _TYPED_content_1 = {
     'false': _content_1_typed_0,
@@ -26840,7 +26868,9 @@ TABLE = region_table()
 
 def parse_response(text, *, prefix=None, tools=None):
     """Parse a complete generation; ``prefix`` is the chat prompt before it."""
-    return ResponseStream(TABLE, prefix, tool_coercer(tools)).parse_whole(text)
+    return ResponseStream(
+        TABLE, prefix, None if tools is None else tool_coercer(tools)
+    ).parse_whole(text)
 
 
 class ResponseParser:

@@ -277,7 +277,9 @@ def _api() -> str:
 
 def parse_response(text, *, prefix=None, tools=None):
     """Parse a complete generation; ``prefix`` is the chat prompt before it."""
-    return ResponseStream(TABLE, prefix, tool_coercer(tools)).parse_whole(text)
+    return ResponseStream(
+        TABLE, prefix, None if tools is None else tool_coercer(tools)
+    ).parse_whole(text)
 
 
 class ResponseParser:

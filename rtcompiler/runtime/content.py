@@ -331,6 +331,16 @@ def _strings_in_place(
     return "".join(pieces), strings
 
 
+def parse_json_plain(body: str, args: dict) -> object:
+    """:func:`parse_json` for ``args`` that ask for no repair (no ``string_delims``, no
+    ``unquoted_key_pattern``): one decode. A body that does not decode goes to
+    parse_json, which decodes it again and fails, or falls back, with its words."""
+    try:
+        return _json_loads(body)
+    except (ValueError, RecursionError):
+        return parse_json(body, args)
+
+
 def parse_json(body: str, args: dict) -> object:
     """JSON, optionally after two repairs for near-JSON that models write.
 

@@ -40,6 +40,8 @@ class Match:
                 return {}  # a literal's match, or a pattern without groups
             groups = self._groups = self._resolve()
             self._resolve = None
+        if None not in groups.values():
+            return dict(groups)  # (a copy, at C speed: the usual case)
         return {k: v for k, v in groups.items() if v is not None}
 
     def __eq__(self, other: object) -> bool:

@@ -24,12 +24,14 @@ def find_literal(text, literal, lo, hi):
     against 6 us for the memchr of ``E``). After a few occurrences of that character that
     do not begin the literal, str.find: at most one read of the text more."""
     first = literal[0]
-    for _ in range(_FIRST_TRIES):
-        j = text.find(first, lo, hi)
+    j = text.find(first, lo, hi)
+    if j < 0 or text.startswith(literal, j, hi):
+        return j  # (the usual answer, before the loop is set up)
+    for _ in range(_FIRST_TRIES - 1):
+        j = text.find(first, j + 1, hi)
         if j < 0 or text.startswith(literal, j, hi):
             return j
-        lo = j + 1
-    return text.find(literal, lo, hi)
+    return text.find(literal, j + 1, hi)
 
 
 class Prefilter:

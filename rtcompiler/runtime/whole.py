@@ -41,7 +41,10 @@ _NEXT = object()  # WholePass.next_literal's keys in ``whole``, beside the watch
 
 def _literal_at(delimiter, held, j, base):
     """The match of the one literal of ``delimiter.fixed`` that begins at ``held[j]``."""
-    for literal in delimiter.fixed:
+    fixed = delimiter.fixed
+    if len(fixed) == 1:
+        return Match(j + base, j + base + len(fixed[0]), False)
+    for literal in fixed:
         if held.startswith(literal, j):
             return Match(j + base, j + base + len(literal), False)
     raise AssertionError("no literal at the position its prefilter found")
@@ -562,9 +565,17 @@ class WholePass:
         pre = regex.prefilter
         if delimiter.fixed is not None:
             # Literals none of which begins another: the first one found is the match.
-            held, base = self.held()
+            pieces = self.pieces
+            held, base = (pieces[0], self.base) if len(pieces) == 1 else self.held()
             lo = pos - base
-            hit = self.find_whole(pre, held, lo, len(held))
+            n = len(held)
+            if self.table.landmarks is None:
+                # (find_whole's own search, written out: this is a whole parse's usual
+                # close, and two calls were a tenth of a one-call parse)
+                hit = pre.find(held, lo, n)
+                self.examined += (n if hit < 0 else hit) - lo
+            else:
+                hit = self.find_whole(pre, held, lo, n)
             m = None if hit < 0 else _literal_at(delimiter, held, hit, base)
             self.whole[key] = (pos, m)
             return m
@@ -648,7 +659,8 @@ class WholePass:
         head, aliases, literal, excluded = regex.lazy_tail
         pre = regex.prefilter
         pos = self.pos
-        held, base = self.held()
+        pieces = self.pieces
+        held, base = (pieces[0], self.base) if len(pieces) == 1 else self.held()
         lo = pos - base
         n = len(held)
         # With no landmarks search to answer from, the prefilter's own (a few calls less).

@@ -195,3 +195,20 @@ def test_region_table_comes_first_with_keyword_arguments():
         "reasoning_content", "tool_calls", "content"
     ]
     assert "TABLE = region_table()" in lines
+
+
+def test_plain_json_fields_call_the_one_decode() -> None:
+    """A JSON field with no repair calls parse_json_plain; one with string delimiters or
+    bare keys (or a malformed string_delims, which must fail as the reference does) calls
+    parse_json."""
+    def source(args: dict) -> str:
+        template = {"start_anchor": "<a>", "fields": {"tool_calls": {
+            "open": "<c>", "close": "</c>", "content": "json", "content_args": args}}}
+        return generate_module(load_template(template))
+
+    assert "parse_json_plain(body, " in source({})
+    assert "parse_json_plain(body, " in source({"allow_non_json": True})
+    for args in ({"string_delims": [["'", "'"]]}, {"unquoted_keys": True},
+                 {"string_delims": None}, {"string_delims": 0}):
+        text = source(args)
+        assert "parse_json(body, " in text and "parse_json_plain(body, " not in text, args

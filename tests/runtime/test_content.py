@@ -25,7 +25,7 @@ from rtcompiler.codegen import manifest
 from rtcompiler.codegen.content import ContentPlan, build_parser, content_plan
 from rtcompiler.runtime import content
 
-from .helpers import DIFFERENTIAL, Raised, assert_same, outcome
+from .helpers import DIFFERENTIAL, Raised, assert_same, outcome, same
 
 
 @functools.cache
@@ -593,3 +593,28 @@ def test_json_loads_shortcut_is_json_loads(text):
         assert json.dumps(ours[1]) == json.dumps(stdlib[1])  # NaN != NaN
     else:
         assert ours == stdlib
+
+
+@given(
+    body=st.lists(_JSON_PIECES, max_size=20).map("".join) | near_json(),
+    allow_non_json=st.booleans(), strip=st.booleans(),
+)
+@example(body="[" * 100_000, allow_non_json=False, strip=True)
+@example(body="1" * 5000, allow_non_json=False, strip=True)
+def test_json_plain_is_parse_json(body: str, allow_non_json: bool, strip: bool) -> None:
+    """``parse_json_plain`` (what a module calls for JSON with no repair) gives
+    parse_json's value, or its error: type and words."""
+    args = content_plan("json", {"allow_non_json": allow_non_json, "strip": strip}).args
+    assert args["string_delims"] == [] and args["unquoted_key_pattern"] is None
+
+    def run(parse: Any) -> tuple[Any, Any]:
+        try:
+            return "value", parse(body, args)
+        except Exception as exc:  # noqa: BLE001 -- the exception is the observation
+            return type(exc), str(exc)
+
+    ours, general = run(content.parse_json_plain), run(content.parse_json)
+    if ours[0] == "value" and general[0] == "value":
+        assert same(ours[1], general[1])
+    else:
+        assert ours == general
