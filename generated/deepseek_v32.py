@@ -4781,8 +4781,8 @@ class WholePass:
             lo = pos - base
             n = len(held)
             if self.table.landmarks is None:
-                # (find_whole's own search, written out: this is a whole parse's usual
-                # close, and two calls were a tenth of a one-call parse)
+                # (find_whole's own search, written out: two calls less on a whole
+                # parse's usual close)
                 hit = pre.find(held, lo, n)
                 self.examined += (n if hit < 0 else hit) - lo
             else:
